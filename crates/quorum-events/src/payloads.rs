@@ -1,0 +1,284 @@
+//! Versioned payloads, one per topic, and their codec.
+
+use quorum_core::review::AgentReport;
+use quorum_core::{AgentRole, AgentStatus, Finding, RepoRef, ReviewRequest, Verdict};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::topics::Topic;
+
+/// The payload schema version this build writes and the newest it reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Why a message could not be decoded. Always an *invalid* message: retrying
+/// cannot fix it, so workers dead-letter it.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("payload is not valid JSON for {payload}: {source}")]
+    Json {
+        payload: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{payload} has no `schema_version`")]
+    MissingVersion { payload: &'static str },
+    #[error("{payload} has schema_version {found}; this build reads up to {SCHEMA_VERSION}")]
+    UnsupportedVersion { payload: &'static str, found: u64 },
+    #[error("{payload} is invalid: {reason}")]
+    Invalid { payload: &'static str, reason: String },
+}
+
+/// A message body on one topic.
+pub trait Payload: Serialize + DeserializeOwned {
+    /// The topic this payload is published on.
+    const TOPIC: Topic;
+    /// A short type name for errors and the `quorum-payload` header.
+    const NAME: &'static str;
+
+    /// The message key (SPEC §1).
+    fn key(&self) -> String;
+
+    /// Semantic checks beyond the JSON shape.
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("payload types always serialise")
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let value: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|source| DecodeError::Json {
+                payload: Self::NAME,
+                source,
+            })?;
+        match value.get("schema_version").and_then(|v| v.as_u64()) {
+            None => return Err(DecodeError::MissingVersion { payload: Self::NAME }),
+            Some(v) if v > SCHEMA_VERSION as u64 || v == 0 => {
+                return Err(DecodeError::UnsupportedVersion {
+                    payload: Self::NAME,
+                    found: v,
+                });
+            }
+            Some(_) => {}
+        }
+        let payload: Self = serde_json::from_value(value).map_err(|source| DecodeError::Json {
+            payload: Self::NAME,
+            source,
+        })?;
+        payload.validate().map_err(|reason| DecodeError::Invalid {
+            payload: Self::NAME,
+            reason,
+        })?;
+        Ok(payload)
+    }
+}
+
+fn v1() -> u32 {
+    SCHEMA_VERSION
+}
+
+/// `pr.review.requested`: a normalised review request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewRequested {
+    #[serde(default = "v1")]
+    pub schema_version: u32,
+    pub request: ReviewRequest,
+}
+
+impl Payload for ReviewRequested {
+    const TOPIC: Topic = Topic::ReviewRequested;
+    const NAME: &'static str = "ReviewRequested";
+    fn key(&self) -> String {
+        self.request.job_id.clone()
+    }
+    fn validate(&self) -> Result<(), String> {
+        let r = &self.request;
+        if r.job_id.is_empty() {
+            return Err("request.job_id is empty".into());
+        }
+        if r.policy.agents.is_empty() {
+            return Err("request.policy.agents is empty: no agent would review it".into());
+        }
+        quorum_core::job::validate_repo_name(&r.repo.full_name)
+    }
+}
+
+/// `review.agent.results`: what one agent found on one job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentResult {
+    #[serde(default = "v1")]
+    pub schema_version: u32,
+    pub job_id: String,
+    pub agent: AgentRole,
+    /// `done` or `error`.
+    pub status: AgentStatus,
+    pub findings: Vec<Finding>,
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Model tokens spent (0 for the offline engine).
+    #[serde(default)]
+    pub tokens: TokenUsage,
+}
+
+/// Token accounting by kind (F-AG-4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub prompt: u64,
+    pub cached_prompt: u64,
+    pub completion: u64,
+}
+
+impl Payload for AgentResult {
+    const TOPIC: Topic = Topic::AgentResults;
+    const NAME: &'static str = "AgentResult";
+    fn key(&self) -> String {
+        self.job_id.clone()
+    }
+    fn validate(&self) -> Result<(), String> {
+        if self.job_id.is_empty() {
+            return Err("job_id is empty".into());
+        }
+        if !matches!(self.status, AgentStatus::Done | AgentStatus::Error) {
+            return Err(format!("status `{}` is not a result status", self.status.as_str()));
+        }
+        for f in &self.findings {
+            f.validate()?;
+        }
+        Ok(())
+    }
+}
+
+/// `review.aggregated`: the merged findings of a job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AggregatedReview {
+    #[serde(default = "v1")]
+    pub schema_version: u32,
+    pub request: ReviewRequest,
+    pub findings: Vec<Finding>,
+    pub agents: Vec<AgentReport>,
+}
+
+impl Payload for AggregatedReview {
+    const TOPIC: Topic = Topic::Aggregated;
+    const NAME: &'static str = "AggregatedReview";
+    fn key(&self) -> String {
+        self.request.job_id.clone()
+    }
+}
+
+/// A finding with the critic's judgement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgedFinding {
+    pub finding: Finding,
+    pub keep: bool,
+    pub reason: String,
+}
+
+/// `review.completed`: the judged review, ready to publish.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompletedReview {
+    #[serde(default = "v1")]
+    pub schema_version: u32,
+    pub request: ReviewRequest,
+    pub judged: Vec<JudgedFinding>,
+    pub verdict: Verdict,
+    pub summary: String,
+    pub agents: Vec<AgentReport>,
+}
+
+impl CompletedReview {
+    pub fn kept(&self) -> Vec<Finding> {
+        self.judged.iter().filter(|j| j.keep).map(|j| j.finding.clone()).collect()
+    }
+}
+
+impl Payload for CompletedReview {
+    const TOPIC: Topic = Topic::Completed;
+    const NAME: &'static str = "CompletedReview";
+    fn key(&self) -> String {
+        self.request.job_id.clone()
+    }
+}
+
+/// `repo.index.requested`: (re)build the code graph of a repo at a ref.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexRequested {
+    #[serde(default = "v1")]
+    pub schema_version: u32,
+    pub repo: RepoRef,
+    pub git_ref: String,
+    /// A local checkout to index instead of cloning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_path: Option<String>,
+}
+
+impl Payload for IndexRequested {
+    const TOPIC: Topic = Topic::IndexRequested;
+    const NAME: &'static str = "IndexRequested";
+    fn key(&self) -> String {
+        self.repo.full_name.clone()
+    }
+    fn validate(&self) -> Result<(), String> {
+        quorum_core::job::validate_repo_name(&self.repo.full_name)?;
+        if self.git_ref.is_empty() || self.git_ref.starts_with('-') {
+            return Err(format!("git_ref `{}` is empty or looks like an option", self.git_ref));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quorum_core::Provider;
+
+    fn index() -> IndexRequested {
+        IndexRequested {
+            schema_version: SCHEMA_VERSION,
+            repo: RepoRef {
+                provider: Provider::Github,
+                full_name: "o/r".into(),
+            },
+            git_ref: "main".into(),
+            local_path: None,
+        }
+    }
+
+    #[test]
+    fn round_trips_and_ignores_unknown_fields() {
+        let bytes = index().encode();
+        assert_eq!(IndexRequested::decode(&bytes).unwrap(), index());
+        let mut v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        v["added_by_a_newer_producer"] = serde_json::json!(true);
+        let decoded = IndexRequested::decode(&serde_json::to_vec(&v).unwrap()).unwrap();
+        assert_eq!(decoded, index());
+    }
+
+    #[test]
+    fn rejects_missing_or_future_versions_and_garbage() {
+        let err = IndexRequested::decode(br#"{"repo":{"provider":"github","full_name":"o/r"},"git_ref":"m"}"#)
+            .unwrap_err();
+        assert!(matches!(err, DecodeError::MissingVersion { .. }), "{err}");
+        let err = IndexRequested::decode(
+            br#"{"schema_version":9,"repo":{"provider":"github","full_name":"o/r"},"git_ref":"m"}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("schema_version 9"), "{err}");
+        let err = IndexRequested::decode(b"not json").unwrap_err();
+        assert!(err.to_string().contains("not valid JSON for IndexRequested"), "{err}");
+    }
+
+    #[test]
+    fn semantic_validation_runs_on_decode() {
+        let mut bad = index();
+        bad.git_ref = "--upload-pack=x".into();
+        let err = IndexRequested::decode(&bad.encode()).unwrap_err();
+        assert!(err.to_string().contains("looks like an option"), "{err}");
+        let mut bad = index();
+        bad.repo.full_name = "../../etc".into();
+        assert!(IndexRequested::decode(&bad.encode()).is_err());
+    }
+}

@@ -1,0 +1,125 @@
+//! Topics, their partition counts and keys, and the consumer groups (SPEC §1).
+
+use quorum_core::AgentRole;
+
+/// Partitions of every topic; autoscaling caps at this many replicas per group.
+pub const PARTITIONS: i32 = 6;
+
+/// Every topic of the fleet. The topology list [`Topic::ALL`] is what brokers
+/// are provisioned from (embedded mock, Strimzi `KafkaTopic`s, compose).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Topic {
+    /// gateway → every agent group. Key: job_id.
+    ReviewRequested,
+    /// agents → aggregator. Key: job_id, so all results of a job share a partition.
+    AgentResults,
+    /// aggregator → critic. Key: job_id.
+    Aggregated,
+    /// critic → publisher. Key: job_id.
+    Completed,
+    /// gateway / CLI → indexer. Key: repo full name.
+    IndexRequested,
+    /// any worker after 3 failed attempts. Key: the original key.
+    Dlq,
+}
+
+impl Topic {
+    pub const ALL: [Topic; 6] = [
+        Topic::ReviewRequested,
+        Topic::AgentResults,
+        Topic::Aggregated,
+        Topic::Completed,
+        Topic::IndexRequested,
+        Topic::Dlq,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Topic::ReviewRequested => "pr.review.requested",
+            Topic::AgentResults => "review.agent.results",
+            Topic::Aggregated => "review.aggregated",
+            Topic::Completed => "review.completed",
+            Topic::IndexRequested => "repo.index.requested",
+            Topic::Dlq => "review.dlq",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Topic> {
+        Topic::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    pub fn partitions(self) -> i32 {
+        PARTITIONS
+    }
+}
+
+/// Every consumer group of the fleet (one per role or service).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConsumerGroup {
+    Agent(AgentRole),
+    Aggregator,
+    Critic,
+    Publisher,
+    Indexer,
+}
+
+impl ConsumerGroup {
+    pub const ALL: [ConsumerGroup; 8] = [
+        ConsumerGroup::Agent(AgentRole::Static),
+        ConsumerGroup::Agent(AgentRole::Reviewer),
+        ConsumerGroup::Agent(AgentRole::Security),
+        ConsumerGroup::Agent(AgentRole::Tests),
+        ConsumerGroup::Aggregator,
+        ConsumerGroup::Critic,
+        ConsumerGroup::Publisher,
+        ConsumerGroup::Indexer,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ConsumerGroup::Agent(AgentRole::Static) => "agent-static",
+            ConsumerGroup::Agent(AgentRole::Reviewer) => "agent-reviewer",
+            ConsumerGroup::Agent(AgentRole::Security) => "agent-security",
+            ConsumerGroup::Agent(AgentRole::Tests) => "agent-tests",
+            ConsumerGroup::Aggregator => "aggregator",
+            ConsumerGroup::Critic => "critic",
+            ConsumerGroup::Publisher => "publisher",
+            ConsumerGroup::Indexer => "indexer",
+        }
+    }
+
+    /// The topic the group consumes.
+    pub fn topic(self) -> Topic {
+        match self {
+            ConsumerGroup::Agent(_) => Topic::ReviewRequested,
+            ConsumerGroup::Aggregator => Topic::AgentResults,
+            ConsumerGroup::Critic => Topic::Aggregated,
+            ConsumerGroup::Publisher => Topic::Completed,
+            ConsumerGroup::Indexer => Topic::IndexRequested,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn names_are_unique_and_round_trip() {
+        let names: HashSet<_> = Topic::ALL.iter().map(|t| t.name()).collect();
+        assert_eq!(names.len(), Topic::ALL.len());
+        for t in Topic::ALL {
+            assert_eq!(Topic::from_name(t.name()), Some(t));
+        }
+        let groups: HashSet<_> = ConsumerGroup::ALL.iter().map(|g| g.name()).collect();
+        assert_eq!(groups.len(), ConsumerGroup::ALL.len());
+    }
+
+    #[test]
+    fn every_agent_group_reads_review_requests() {
+        for r in AgentRole::ALL {
+            assert_eq!(ConsumerGroup::Agent(r).topic(), Topic::ReviewRequested);
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! Metric names, defined once (F-OBS-1). Labels are bounded: topic, service,
+//! group, outcome, partition — never a job id, PR number or SHA.
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
+};
+
+/// The metric families of the runtime, registered in one registry per process
+/// (so `quorum up`, which runs every service in one process, exposes each
+/// service under its `service` label).
+#[derive(Clone)]
+pub struct Metrics {
+    registry: Registry,
+    /// `quorum_bus_messages_total{service, topic, outcome=ok|retry|dlq|invalid}`.
+    pub bus_messages: IntCounterVec,
+    /// `quorum_handler_duration_seconds{service}`.
+    pub handler_duration: HistogramVec,
+    /// `quorum_consumer_lag{group, partition}`.
+    pub consumer_lag: IntGaugeVec,
+    /// `quorum_produced_total{service, topic}`.
+    pub produced: IntCounterVec,
+    /// `quorum_gateway_requests_total{status}`.
+    pub gateway_requests: IntCounterVec,
+    /// `quorum_webhook_to_review_seconds` (publisher).
+    pub webhook_to_review: HistogramVec,
+    /// `quorum_findings_total{agent, category}`.
+    pub findings: IntCounterVec,
+    /// `quorum_critic_decisions_total{decision=kept|rejected}`.
+    pub critic_decisions: IntCounterVec,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let registry = Registry::new();
+        let bus_messages = IntCounterVec::new(
+            Opts::new("quorum_bus_messages_total", "Consumed messages by outcome"),
+            &["service", "topic", "outcome"],
+        )
+        .expect("valid metric");
+        let handler_duration = HistogramVec::new(
+            HistogramOpts::new("quorum_handler_duration_seconds", "Handler wall time")
+                .buckets(vec![0.001, 0.005, 0.02, 0.1, 0.5, 2.0, 10.0, 60.0, 300.0]),
+            &["service"],
+        )
+        .expect("valid metric");
+        let consumer_lag = IntGaugeVec::new(
+            Opts::new("quorum_consumer_lag", "High watermark minus committed offset"),
+            &["group", "partition"],
+        )
+        .expect("valid metric");
+        let produced = IntCounterVec::new(
+            Opts::new("quorum_produced_total", "Messages produced"),
+            &["service", "topic"],
+        )
+        .expect("valid metric");
+        let gateway_requests = IntCounterVec::new(
+            Opts::new("quorum_gateway_requests_total", "Webhook requests by HTTP status"),
+            &["status"],
+        )
+        .expect("valid metric");
+        let webhook_to_review = HistogramVec::new(
+            HistogramOpts::new(
+                "quorum_webhook_to_review_seconds",
+                "From intake accepting a request to the review being published",
+            )
+            .buckets(vec![0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 15.0, 60.0, 300.0]),
+            &["mode"],
+        )
+        .expect("valid metric");
+        let findings = IntCounterVec::new(
+            Opts::new("quorum_findings_total", "Findings reported by agents"),
+            &["agent", "category"],
+        )
+        .expect("valid metric");
+        let critic_decisions = IntCounterVec::new(
+            Opts::new("quorum_critic_decisions_total", "Critic keep/reject decisions"),
+            &["decision"],
+        )
+        .expect("valid metric");
+        for c in [
+            Box::new(bus_messages.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(handler_duration.clone()),
+            Box::new(consumer_lag.clone()),
+            Box::new(produced.clone()),
+            Box::new(gateway_requests.clone()),
+            Box::new(webhook_to_review.clone()),
+            Box::new(findings.clone()),
+            Box::new(critic_decisions.clone()),
+        ] {
+            registry.register(c).expect("metric names are unique");
+        }
+        Metrics {
+            registry,
+            bus_messages,
+            handler_duration,
+            consumer_lag,
+            produced,
+            gateway_requests,
+            webhook_to_review,
+            findings,
+            critic_decisions,
+        }
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub fn render(&self) -> String {
+        let mut buf = Vec::new();
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut buf)
+            .expect("text encoding cannot fail");
+        String::from_utf8(buf).expect("prometheus text is UTF-8")
+    }
+}

@@ -1,0 +1,157 @@
+//! The contract every [`StateStore`] must satisfy. Run against the in-memory
+//! store in unit tests and against a real `redis-server` in
+//! `tests/redis_contract.rs`; a divergence between the two is a bug.
+
+use std::sync::Arc;
+
+use quorum_core::{AgentRole, AgentStatus, JobPolicy, Provider, RepoRef, ReviewRequest, RunState};
+use quorum_events::{AgentResult, SCHEMA_VERSION};
+
+use crate::{Claim, JobRecord, StateStore};
+
+/// A job record for contract tests.
+pub fn sample_job(job_id: &str, created_ms: u64) -> JobRecord {
+    JobRecord {
+        request: ReviewRequest {
+            job_id: job_id.into(),
+            repo: RepoRef {
+                provider: Provider::Github,
+                full_name: "octo/shop".into(),
+            },
+            number: 7,
+            title: "t".into(),
+            body: String::new(),
+            author: "a".into(),
+            base_sha: "b".into(),
+            head_sha: "h".into(),
+            files: vec![],
+            policy: JobPolicy::default(),
+            requested_at_ms: created_ms,
+        },
+        created_ms,
+    }
+}
+
+fn result(job_id: &str, agent: AgentRole, duration_ms: u64) -> AgentResult {
+    AgentResult {
+        schema_version: SCHEMA_VERSION,
+        job_id: job_id.into(),
+        agent,
+        status: AgentStatus::Done,
+        findings: vec![],
+        duration_ms,
+        error: None,
+        tokens: Default::default(),
+    }
+}
+
+/// Runs every contract check; panics with the failing property.
+pub async fn run_all(store: &dyn StateStore) {
+    dedupe(store).await;
+    jobs_and_runs(store).await;
+    results_are_write_once(store).await;
+    guards(store).await;
+    deadlines(store).await;
+    reviews_drafts_fingerprints(store).await;
+}
+
+/// Concurrent claims of one key: exactly one wins, on any store.
+pub async fn concurrent_dedupe(store: Arc<dyn StateStore>) {
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let s = store.clone();
+        tasks.push(tokio::spawn(async move { s.claim_dedupe("race", &format!("job-{i}")).await.unwrap() }));
+    }
+    let mut winners = Vec::new();
+    let mut seen = Vec::new();
+    for (i, t) in tasks.into_iter().enumerate() {
+        match t.await.unwrap() {
+            Claim::Claimed => winners.push(format!("job-{i}")),
+            Claim::Existing(id) => seen.push(id),
+        }
+    }
+    assert_eq!(winners.len(), 1, "exactly one concurrent claim wins");
+    assert!(seen.iter().all(|id| *id == winners[0]), "losers see the winner's job id");
+}
+
+async fn dedupe(store: &dyn StateStore) {
+    assert_eq!(store.claim_dedupe("d1", "job-a").await.unwrap(), Claim::Claimed);
+    assert_eq!(store.claim_dedupe("d1", "job-b").await.unwrap(), Claim::Existing("job-a".into()));
+    store.release_dedupe("d1").await.unwrap();
+    assert_eq!(store.claim_dedupe("d1", "job-c").await.unwrap(), Claim::Claimed);
+}
+
+async fn jobs_and_runs(store: &dyn StateStore) {
+    assert!(store.get_job("nope").await.unwrap().is_none());
+    assert!(store.get_run("nope").await.unwrap().is_none());
+    store.put_job(&sample_job("j1", 100)).await.unwrap();
+    store.put_job(&sample_job("j2", 200)).await.unwrap();
+    assert_eq!(store.get_job("j1").await.unwrap().unwrap(), sample_job("j1", 100));
+    let ids = store.list_jobs(10).await.unwrap();
+    let pos = |id: &str| ids.iter().position(|x| x == id).unwrap();
+    assert!(pos("j2") < pos("j1"), "newest first: {ids:?}");
+    assert_eq!(store.list_jobs(1).await.unwrap().len(), 1);
+
+    let run = store.get_run("j1").await.unwrap().unwrap();
+    assert_eq!(run.state, RunState::Queued);
+    assert_eq!(run.agents.len(), 4);
+    assert!(run.agents.values().all(|s| *s == AgentStatus::Pending));
+
+    store.set_agent_status("j1", AgentRole::Static, AgentStatus::Done).await.unwrap();
+    store.set_run_state("j1", RunState::Failed, Some("boom")).await.unwrap();
+    let run = store.get_run("j1").await.unwrap().unwrap();
+    assert_eq!(run.agents[&AgentRole::Static], AgentStatus::Done);
+    assert_eq!(run.state, RunState::Failed);
+    assert_eq!(run.reason.as_deref(), Some("boom"));
+    // Storing the job again (a redelivered intake) does not reset its run.
+    store.put_job(&sample_job("j1", 100)).await.unwrap();
+    assert_eq!(store.get_run("j1").await.unwrap().unwrap().state, RunState::Failed);
+}
+
+async fn results_are_write_once(store: &dyn StateStore) {
+    assert!(store.put_result(&result("r1", AgentRole::Static, 5)).await.unwrap());
+    assert!(!store.put_result(&result("r1", AgentRole::Static, 9)).await.unwrap());
+    assert!(store.put_result(&result("r1", AgentRole::Tests, 7)).await.unwrap());
+    let all = store.get_results("r1").await.unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[&AgentRole::Static].duration_ms, 5, "the first write wins");
+    assert!(store.get_results("none").await.unwrap().is_empty());
+}
+
+async fn guards(store: &dyn StateStore) {
+    assert!(store.acquire_guard("g1").await.unwrap());
+    assert!(!store.acquire_guard("g1").await.unwrap());
+    store.release_guard("g1").await.unwrap();
+    assert!(store.acquire_guard("g1").await.unwrap());
+}
+
+async fn deadlines(store: &dyn StateStore) {
+    store.schedule_deadline("late", 1_000).await.unwrap();
+    store.schedule_deadline("later", 5_000).await.unwrap();
+    assert_eq!(store.due_deadlines(999).await.unwrap(), Vec::<String>::new());
+    assert_eq!(store.due_deadlines(1_000).await.unwrap(), vec!["late".to_string()]);
+    assert_eq!(store.due_deadlines(9_000).await.unwrap(), vec!["late".to_string(), "later".to_string()]);
+    store.clear_deadline("late").await.unwrap();
+    assert_eq!(store.due_deadlines(9_000).await.unwrap(), vec!["later".to_string()]);
+    store.clear_deadline("later").await.unwrap();
+}
+
+async fn reviews_drafts_fingerprints(store: &dyn StateStore) {
+    assert!(store.get_review("x").await.unwrap().is_none());
+    store.put_review("x", "{\"a\":1}").await.unwrap();
+    assert_eq!(store.get_review("x").await.unwrap().as_deref(), Some("{\"a\":1}"));
+    store.put_draft("x", "draft").await.unwrap();
+    assert_eq!(store.get_draft("x").await.unwrap().as_deref(), Some("draft"));
+    store.delete_draft("x").await.unwrap();
+    assert!(store.get_draft("x").await.unwrap().is_none());
+
+    store.add_fingerprints("o/r#1", &["b".into(), "a".into()]).await.unwrap();
+    store.add_fingerprints("o/r#1", &["a".into()]).await.unwrap();
+    let mut fps = store.fingerprints("o/r#1").await.unwrap();
+    fps.sort();
+    assert_eq!(fps, vec!["a".to_string(), "b".to_string()]);
+
+    assert!(store.last_index_request("o/r").await.unwrap().is_none());
+    store.record_index_request("o/r", "main", 42).await.unwrap();
+    assert_eq!(store.last_index_request("o/r").await.unwrap(), Some(("main".into(), 42)));
+}

@@ -1,0 +1,86 @@
+//! Shared state of the fleet (F-GW-3, F-AGG-1, F-PUB-2, F-PUB-4).
+//!
+//! Services are stateless; what must survive a message or be seen by another
+//! replica lives here. Every write that guards against duplicates is an
+//! atomic set-if-absent, so two replicas racing on the same job agree on one
+//! winner. [`RedisStore`] is the real implementation; [`MemoryStore`] is the
+//! embedded default (per process), and both pass one contract suite
+//! ([`contract`]).
+
+pub mod contract;
+mod memory;
+mod model;
+mod redis_store;
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use quorum_core::{AgentRole, AgentStatus, RunState};
+use quorum_events::AgentResult;
+
+pub use memory::MemoryStore;
+pub use model::{Claim, JobRecord, RunRecord};
+pub use redis_store::RedisStore;
+
+/// A store failure. Callers treat it as retryable: the store being briefly
+/// unreachable is no reason to drop a message.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("stored value under `{key}` is corrupt: {reason}")]
+    Corrupt { key: String, reason: String },
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// Every operation the fleet needs from shared state.
+#[async_trait]
+pub trait StateStore: Send + Sync + 'static {
+    /// Claims `dedupe_key` for `job_id` unless another job holds it.
+    async fn claim_dedupe(&self, dedupe_key: &str, job_id: &str) -> Result<Claim>;
+    /// Releases a claim (intake could not enqueue the job).
+    async fn release_dedupe(&self, dedupe_key: &str) -> Result<()>;
+
+    /// Stores a job; its run starts `queued` with every expected agent `pending`.
+    async fn put_job(&self, job: &JobRecord) -> Result<()>;
+    async fn get_job(&self, job_id: &str) -> Result<Option<JobRecord>>;
+    /// Most recent jobs first.
+    async fn list_jobs(&self, limit: usize) -> Result<Vec<String>>;
+
+    /// Run state; `reason` is kept for `failed`.
+    async fn set_run_state(&self, job_id: &str, state: RunState, reason: Option<&str>) -> Result<()>;
+    async fn set_agent_status(&self, job_id: &str, agent: AgentRole, status: AgentStatus) -> Result<()>;
+    async fn get_run(&self, job_id: &str) -> Result<Option<RunRecord>>;
+
+    /// Stores an agent's result once; `false` when one was already stored.
+    async fn put_result(&self, result: &AgentResult) -> Result<bool>;
+    async fn get_results(&self, job_id: &str) -> Result<BTreeMap<AgentRole, AgentResult>>;
+
+    /// Takes a once-only guard; `false` when someone already holds it.
+    async fn acquire_guard(&self, name: &str) -> Result<bool>;
+    /// Releases a guard so a retry can take it again.
+    async fn release_guard(&self, name: &str) -> Result<()>;
+
+    /// Registers a job's flush deadline (Unix ms).
+    async fn schedule_deadline(&self, job_id: &str, at_ms: u64) -> Result<()>;
+    /// Jobs whose deadline is at or before `now_ms`.
+    async fn due_deadlines(&self, now_ms: u64) -> Result<Vec<String>>;
+    async fn clear_deadline(&self, job_id: &str) -> Result<()>;
+
+    /// The published (or draft) review of a job, as the sink rendered it.
+    async fn put_review(&self, job_id: &str, review_json: &str) -> Result<()>;
+    async fn get_review(&self, job_id: &str) -> Result<Option<String>>;
+    /// Draft reviews waiting for an operator (F-PUB-4).
+    async fn put_draft(&self, job_id: &str, review_json: &str) -> Result<()>;
+    async fn get_draft(&self, job_id: &str) -> Result<Option<String>>;
+    async fn delete_draft(&self, job_id: &str) -> Result<()>;
+
+    /// Fingerprints of comments already posted on a PR (F-PUB-3).
+    async fn add_fingerprints(&self, pr_key: &str, fingerprints: &[String]) -> Result<()>;
+    async fn fingerprints(&self, pr_key: &str) -> Result<Vec<String>>;
+
+    /// Records that a repo was asked to be indexed at a ref.
+    async fn record_index_request(&self, repo: &str, git_ref: &str, at_ms: u64) -> Result<()>;
+    async fn last_index_request(&self, repo: &str) -> Result<Option<(String, u64)>>;
+}

@@ -1,0 +1,239 @@
+//! The in-memory store: the embedded default. One process only.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use quorum_core::{AgentRole, AgentStatus, RunState};
+use quorum_events::AgentResult;
+
+use crate::{Claim, JobRecord, Result, RunRecord, StateStore};
+
+#[derive(Default)]
+struct Inner {
+    dedupe: HashMap<String, String>,
+    jobs: HashMap<String, JobRecord>,
+    order: Vec<(u64, String)>,
+    runs: HashMap<String, RunRecord>,
+    results: HashMap<String, BTreeMap<AgentRole, AgentResult>>,
+    guards: HashSet<String>,
+    deadlines: HashMap<String, u64>,
+    reviews: HashMap<String, String>,
+    drafts: HashMap<String, String>,
+    fingerprints: HashMap<String, Vec<String>>,
+    index_requests: HashMap<String, (String, u64)>,
+}
+
+/// A store in a mutex: each operation is atomic, like its Redis counterpart.
+#[derive(Default)]
+pub struct MemoryStore {
+    inner: Mutex<Inner>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> Result<T> {
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(f(&mut g))
+    }
+}
+
+#[async_trait]
+impl StateStore for MemoryStore {
+    async fn claim_dedupe(&self, key: &str, job_id: &str) -> Result<Claim> {
+        self.with(|s| match s.dedupe.get(key) {
+            Some(existing) => Claim::Existing(existing.clone()),
+            None => {
+                s.dedupe.insert(key.to_string(), job_id.to_string());
+                Claim::Claimed
+            }
+        })
+    }
+
+    async fn release_dedupe(&self, key: &str) -> Result<()> {
+        self.with(|s| {
+            s.dedupe.remove(key);
+        })
+    }
+
+    async fn put_job(&self, job: &JobRecord) -> Result<()> {
+        self.with(|s| {
+            let id = job.request.job_id.clone();
+            if !s.jobs.contains_key(&id) {
+                s.order.push((job.created_ms, id.clone()));
+            }
+            s.jobs.insert(id.clone(), job.clone());
+            s.runs.entry(id.clone()).or_insert_with(|| RunRecord {
+                job_id: id,
+                state: RunState::Queued,
+                agents: job.request.policy.agents.iter().map(|a| (*a, AgentStatus::Pending)).collect(),
+                reason: None,
+            });
+        })
+    }
+
+    async fn get_job(&self, job_id: &str) -> Result<Option<JobRecord>> {
+        self.with(|s| s.jobs.get(job_id).cloned())
+    }
+
+    async fn list_jobs(&self, limit: usize) -> Result<Vec<String>> {
+        self.with(|s| {
+            let mut o = s.order.clone();
+            o.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+            o.into_iter().take(limit).map(|(_, id)| id).collect()
+        })
+    }
+
+    async fn set_run_state(&self, job_id: &str, state: RunState, reason: Option<&str>) -> Result<()> {
+        self.with(|s| {
+            let run = s.runs.entry(job_id.to_string()).or_insert_with(|| RunRecord {
+                job_id: job_id.to_string(),
+                state,
+                agents: BTreeMap::new(),
+                reason: None,
+            });
+            run.state = state;
+            if let Some(r) = reason {
+                run.reason = Some(r.to_string());
+            }
+        })
+    }
+
+    async fn set_agent_status(&self, job_id: &str, agent: AgentRole, status: AgentStatus) -> Result<()> {
+        self.with(|s| {
+            let run = s.runs.entry(job_id.to_string()).or_insert_with(|| RunRecord {
+                job_id: job_id.to_string(),
+                state: RunState::Running,
+                agents: BTreeMap::new(),
+                reason: None,
+            });
+            run.agents.insert(agent, status);
+        })
+    }
+
+    async fn get_run(&self, job_id: &str) -> Result<Option<RunRecord>> {
+        self.with(|s| s.runs.get(job_id).cloned())
+    }
+
+    async fn put_result(&self, result: &AgentResult) -> Result<bool> {
+        self.with(|s| {
+            let m = s.results.entry(result.job_id.clone()).or_default();
+            if m.contains_key(&result.agent) {
+                return false;
+            }
+            m.insert(result.agent, result.clone());
+            true
+        })
+    }
+
+    async fn get_results(&self, job_id: &str) -> Result<BTreeMap<AgentRole, AgentResult>> {
+        self.with(|s| s.results.get(job_id).cloned().unwrap_or_default())
+    }
+
+    async fn acquire_guard(&self, name: &str) -> Result<bool> {
+        self.with(|s| s.guards.insert(name.to_string()))
+    }
+
+    async fn release_guard(&self, name: &str) -> Result<()> {
+        self.with(|s| {
+            s.guards.remove(name);
+        })
+    }
+
+    async fn schedule_deadline(&self, job_id: &str, at_ms: u64) -> Result<()> {
+        self.with(|s| {
+            s.deadlines.insert(job_id.to_string(), at_ms);
+        })
+    }
+
+    async fn due_deadlines(&self, now_ms: u64) -> Result<Vec<String>> {
+        self.with(|s| {
+            let mut due: Vec<(u64, String)> = s
+                .deadlines
+                .iter()
+                .filter(|(_, at)| **at <= now_ms)
+                .map(|(id, at)| (*at, id.clone()))
+                .collect();
+            due.sort();
+            due.into_iter().map(|(_, id)| id).collect()
+        })
+    }
+
+    async fn clear_deadline(&self, job_id: &str) -> Result<()> {
+        self.with(|s| {
+            s.deadlines.remove(job_id);
+        })
+    }
+
+    async fn put_review(&self, job_id: &str, review: &str) -> Result<()> {
+        self.with(|s| {
+            s.reviews.insert(job_id.to_string(), review.to_string());
+        })
+    }
+
+    async fn get_review(&self, job_id: &str) -> Result<Option<String>> {
+        self.with(|s| s.reviews.get(job_id).cloned())
+    }
+
+    async fn put_draft(&self, job_id: &str, review: &str) -> Result<()> {
+        self.with(|s| {
+            s.drafts.insert(job_id.to_string(), review.to_string());
+        })
+    }
+
+    async fn get_draft(&self, job_id: &str) -> Result<Option<String>> {
+        self.with(|s| s.drafts.get(job_id).cloned())
+    }
+
+    async fn delete_draft(&self, job_id: &str) -> Result<()> {
+        self.with(|s| {
+            s.drafts.remove(job_id);
+        })
+    }
+
+    async fn add_fingerprints(&self, pr_key: &str, fps: &[String]) -> Result<()> {
+        self.with(|s| {
+            let v = s.fingerprints.entry(pr_key.to_string()).or_default();
+            for fp in fps {
+                if !v.contains(fp) {
+                    v.push(fp.clone());
+                }
+            }
+        })
+    }
+
+    async fn fingerprints(&self, pr_key: &str) -> Result<Vec<String>> {
+        self.with(|s| s.fingerprints.get(pr_key).cloned().unwrap_or_default())
+    }
+
+    async fn record_index_request(&self, repo: &str, git_ref: &str, at_ms: u64) -> Result<()> {
+        self.with(|s| {
+            s.index_requests.insert(repo.to_string(), (git_ref.to_string(), at_ms));
+        })
+    }
+
+    async fn last_index_request(&self, repo: &str) -> Result<Option<(String, u64)>> {
+        self.with(|s| s.index_requests.get(repo).cloned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn memory_store_passes_the_contract() {
+        crate::contract::run_all(&MemoryStore::new()).await;
+    }
+}
+
+#[cfg(test)]
+mod race_tests {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_claims_have_one_winner() {
+        crate::contract::concurrent_dedupe(std::sync::Arc::new(super::MemoryStore::new())).await;
+    }
+}

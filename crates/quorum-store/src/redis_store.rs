@@ -1,0 +1,272 @@
+//! The Redis store. Keys are namespaced under a prefix so several fleets (or
+//! parallel tests) can share one server.
+//!
+//! | key | type | what |
+//! |---|---|---|
+//! | `{p}dedupe:{key}` | string | job id holding a dedupe claim (`SET NX`) |
+//! | `{p}job:{id}` | string | the job record, JSON |
+//! | `{p}jobs` | zset | job ids scored by creation time |
+//! | `{p}run:{id}` | hash | `state`, `reason`, `agent:{role}` |
+//! | `{p}results:{id}` | hash | agent → result JSON (`HSETNX`) |
+//! | `{p}guard:{name}` | string | once-only guard (`SET NX`) |
+//! | `{p}deadlines` | zset | job ids scored by flush deadline |
+//! | `{p}review:{id}`, `{p}draft:{id}` | string | rendered review JSON |
+//! | `{p}fps:{pr}` | set | fingerprints posted on a PR |
+//! | `{p}index:{repo}` | hash | `ref`, `at` of the last index request |
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use quorum_core::{AgentRole, AgentStatus, RunState};
+use quorum_events::AgentResult;
+use redis::AsyncCommands;
+use redis::aio::ConnectionManager;
+
+use crate::{Claim, JobRecord, Result, RunRecord, StateStore, StoreError};
+
+/// A store on a Redis server, through a reconnecting connection manager.
+#[derive(Clone)]
+pub struct RedisStore {
+    conn: ConnectionManager,
+    prefix: String,
+}
+
+impl RedisStore {
+    /// Connects to `url` (e.g. `redis://127.0.0.1:6379`); `prefix` namespaces every key.
+    pub async fn connect(url: &str, prefix: &str) -> Result<Self> {
+        let client = redis::Client::open(url)?;
+        let conn = ConnectionManager::new(client).await?;
+        Ok(RedisStore {
+            conn,
+            prefix: prefix.to_string(),
+        })
+    }
+
+    fn k(&self, parts: &[&str]) -> String {
+        let mut s = self.prefix.clone();
+        s.push_str(&parts.join(":"));
+        s
+    }
+
+    fn c(&self) -> ConnectionManager {
+        self.conn.clone()
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(key: &str, s: &str) -> Result<T> {
+    serde_json::from_str(s).map_err(|e| StoreError::Corrupt {
+        key: key.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("store records always serialise")
+}
+
+#[async_trait]
+impl StateStore for RedisStore {
+    async fn claim_dedupe(&self, key: &str, job_id: &str) -> Result<Claim> {
+        let k = self.k(&["dedupe", key]);
+        let set: bool = redis::cmd("SET")
+            .arg(&k)
+            .arg(job_id)
+            .arg("NX")
+            .query_async::<Option<String>>(&mut self.c())
+            .await?
+            .is_some();
+        if set {
+            return Ok(Claim::Claimed);
+        }
+        let existing: Option<String> = self.c().get(&k).await?;
+        match existing {
+            Some(id) => Ok(Claim::Existing(id)),
+            // Released between our SET and GET: try once more.
+            None => self.claim_dedupe(key, job_id).await,
+        }
+    }
+
+    async fn release_dedupe(&self, key: &str) -> Result<()> {
+        let _: () = self.c().del(self.k(&["dedupe", key])).await?;
+        Ok(())
+    }
+
+    async fn put_job(&self, job: &JobRecord) -> Result<()> {
+        let id = &job.request.job_id;
+        let run = self.k(&["run", id]);
+        let mut pipe = redis::pipe();
+        pipe.atomic()
+            .set(self.k(&["job", id]), json(job))
+            .zadd(self.k(&["jobs"]), id, job.created_ms)
+            .hset_nx(&run, "state", RunState::Queued.as_str());
+        for a in &job.request.policy.agents {
+            pipe.hset_nx(&run, format!("agent:{a}"), AgentStatus::Pending.as_str());
+        }
+        let _: () = pipe.query_async(&mut self.c()).await?;
+        Ok(())
+    }
+
+    async fn get_job(&self, job_id: &str) -> Result<Option<JobRecord>> {
+        let k = self.k(&["job", job_id]);
+        let v: Option<String> = self.c().get(&k).await?;
+        v.map(|s| parse(&k, &s)).transpose()
+    }
+
+    async fn list_jobs(&self, limit: usize) -> Result<Vec<String>> {
+        if limit == 0 {
+            return Ok(vec![]);
+        }
+        Ok(self.c().zrevrange(self.k(&["jobs"]), 0, limit as isize - 1).await?)
+    }
+
+    async fn set_run_state(&self, job_id: &str, state: RunState, reason: Option<&str>) -> Result<()> {
+        let k = self.k(&["run", job_id]);
+        let mut pipe = redis::pipe();
+        pipe.hset(&k, "state", state.as_str());
+        if let Some(r) = reason {
+            pipe.hset(&k, "reason", r);
+        }
+        let _: () = pipe.query_async(&mut self.c()).await?;
+        Ok(())
+    }
+
+    async fn set_agent_status(&self, job_id: &str, agent: AgentRole, status: AgentStatus) -> Result<()> {
+        let k = self.k(&["run", job_id]);
+        let mut c = self.c();
+        let _: () = c.hset(&k, format!("agent:{agent}"), status.as_str()).await?;
+        let _: () = c.hset_nx(&k, "state", RunState::Running.as_str()).await?;
+        Ok(())
+    }
+
+    async fn get_run(&self, job_id: &str) -> Result<Option<RunRecord>> {
+        let k = self.k(&["run", job_id]);
+        let h: BTreeMap<String, String> = self.c().hgetall(&k).await?;
+        if h.is_empty() {
+            return Ok(None);
+        }
+        let corrupt = |reason: String| StoreError::Corrupt { key: k.clone(), reason };
+        let state = h
+            .get("state")
+            .ok_or_else(|| corrupt("no state".into()))?
+            .parse::<RunState>()
+            .map_err(corrupt)?;
+        let mut agents = BTreeMap::new();
+        for (field, v) in &h {
+            if let Some(role) = field.strip_prefix("agent:") {
+                let role: AgentRole = role.parse().map_err(corrupt)?;
+                let status: AgentStatus = parse(&k, &format!("\"{v}\""))?;
+                agents.insert(role, status);
+            }
+        }
+        Ok(Some(RunRecord {
+            job_id: job_id.to_string(),
+            state,
+            agents,
+            reason: h.get("reason").cloned(),
+        }))
+    }
+
+    async fn put_result(&self, result: &AgentResult) -> Result<bool> {
+        let k = self.k(&["results", &result.job_id]);
+        Ok(self.c().hset_nx(&k, result.agent.as_str(), json(result)).await?)
+    }
+
+    async fn get_results(&self, job_id: &str) -> Result<BTreeMap<AgentRole, AgentResult>> {
+        let k = self.k(&["results", job_id]);
+        let h: BTreeMap<String, String> = self.c().hgetall(&k).await?;
+        let mut out = BTreeMap::new();
+        for (agent, v) in h {
+            let role: AgentRole = agent.parse().map_err(|reason| StoreError::Corrupt {
+                key: k.clone(),
+                reason,
+            })?;
+            out.insert(role, parse(&k, &v)?);
+        }
+        Ok(out)
+    }
+
+    async fn acquire_guard(&self, name: &str) -> Result<bool> {
+        let set: Option<String> = redis::cmd("SET")
+            .arg(self.k(&["guard", name]))
+            .arg("1")
+            .arg("NX")
+            .query_async(&mut self.c())
+            .await?;
+        Ok(set.is_some())
+    }
+
+    async fn release_guard(&self, name: &str) -> Result<()> {
+        let _: () = self.c().del(self.k(&["guard", name])).await?;
+        Ok(())
+    }
+
+    async fn schedule_deadline(&self, job_id: &str, at_ms: u64) -> Result<()> {
+        let _: () = self.c().zadd(self.k(&["deadlines"]), job_id, at_ms).await?;
+        Ok(())
+    }
+
+    async fn due_deadlines(&self, now_ms: u64) -> Result<Vec<String>> {
+        Ok(self.c().zrangebyscore(self.k(&["deadlines"]), 0u64, now_ms).await?)
+    }
+
+    async fn clear_deadline(&self, job_id: &str) -> Result<()> {
+        let _: () = self.c().zrem(self.k(&["deadlines"]), job_id).await?;
+        Ok(())
+    }
+
+    async fn put_review(&self, job_id: &str, review: &str) -> Result<()> {
+        let _: () = self.c().set(self.k(&["review", job_id]), review).await?;
+        Ok(())
+    }
+
+    async fn get_review(&self, job_id: &str) -> Result<Option<String>> {
+        Ok(self.c().get(self.k(&["review", job_id])).await?)
+    }
+
+    async fn put_draft(&self, job_id: &str, review: &str) -> Result<()> {
+        let _: () = self.c().set(self.k(&["draft", job_id]), review).await?;
+        Ok(())
+    }
+
+    async fn get_draft(&self, job_id: &str) -> Result<Option<String>> {
+        Ok(self.c().get(self.k(&["draft", job_id])).await?)
+    }
+
+    async fn delete_draft(&self, job_id: &str) -> Result<()> {
+        let _: () = self.c().del(self.k(&["draft", job_id])).await?;
+        Ok(())
+    }
+
+    async fn add_fingerprints(&self, pr_key: &str, fps: &[String]) -> Result<()> {
+        if fps.is_empty() {
+            return Ok(());
+        }
+        let _: () = self.c().sadd(self.k(&["fps", pr_key]), fps).await?;
+        Ok(())
+    }
+
+    async fn fingerprints(&self, pr_key: &str) -> Result<Vec<String>> {
+        let mut v: Vec<String> = self.c().smembers(self.k(&["fps", pr_key])).await?;
+        v.sort();
+        Ok(v)
+    }
+
+    async fn record_index_request(&self, repo: &str, git_ref: &str, at_ms: u64) -> Result<()> {
+        let k = self.k(&["index", repo]);
+        let _: () = redis::pipe()
+            .hset(&k, "ref", git_ref)
+            .hset(&k, "at", at_ms)
+            .query_async(&mut self.c())
+            .await?;
+        Ok(())
+    }
+
+    async fn last_index_request(&self, repo: &str) -> Result<Option<(String, u64)>> {
+        let k = self.k(&["index", repo]);
+        let h: BTreeMap<String, String> = self.c().hgetall(&k).await?;
+        match (h.get("ref"), h.get("at").and_then(|a| a.parse().ok())) {
+            (Some(r), Some(at)) => Ok(Some((r.clone(), at))),
+            _ => Ok(None),
+        }
+    }
+}

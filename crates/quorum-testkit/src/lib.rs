@@ -1,0 +1,100 @@
+//! Helpers for tests that need real servers. Nothing here is used at run time.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A free loopback TCP port (bound and released; good enough for tests).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("can bind a loopback port")
+}
+
+/// A real `redis-server` on a free loopback port, killed on drop.
+pub struct RedisServer {
+    child: Child,
+    pub port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    /// Starts `redis-server` (from `$REDIS_SERVER` or `PATH`). Panics with a
+    /// clear message when it is not installed: `make test` installs it.
+    pub fn start() -> RedisServer {
+        let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        for _ in 0..5 {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let port = free_port();
+            let child = Command::new(&bin)
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .current_dir(dir.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start `{bin}` ({e}); install it with `apt-get install redis-server` (make test does)"));
+            let server = RedisServer { child, port, _dir: dir };
+            if wait_for_port(port, Duration::from_secs(10)) {
+                return server;
+            }
+            drop(server);
+        }
+        panic!("redis-server did not start on any of 5 ports");
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until something accepts connections on the loopback port.
+pub fn wait_for_port(port: u16, timeout: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+/// Polls `check` until it returns `Some` or `timeout` passes.
+pub async fn eventually<T, F, Fut>(timeout: Duration, mut check: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(v) = check().await {
+            return Some(v);
+        }
+        if start.elapsed() > timeout {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The directory holding the workspace's built binaries (`target/debug`),
+/// found from the running test executable (`target/debug/deps/...`).
+pub fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let deps = exe.parent().expect("deps dir");
+    deps.parent().expect("profile dir").to_path_buf()
+}
+
+/// The workspace root (for fixtures).
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+}
