@@ -1,0 +1,43 @@
+//! The offline engine of the reviewer, security and tests roles (F-AG-6):
+//! deterministic analysis that reads what changed rather than single added
+//! lines. With a model configured, these roles use the LLM engine instead.
+
+use quorum_core::{AgentRole, Finding};
+
+use crate::rules::{self, Rule, authz, logic, untested};
+use crate::{Engine, ReviewInput};
+
+pub struct OfflineEngine {
+    role: AgentRole,
+}
+
+impl OfflineEngine {
+    pub fn new(role: AgentRole) -> Self {
+        OfflineEngine { role }
+    }
+
+    /// The rules this role runs offline.
+    pub fn rules(&self) -> Vec<&'static dyn Rule> {
+        match self.role {
+            AgentRole::Reviewer => vec![&logic::ConditionChanged, &logic::OffsetShift],
+            AgentRole::Security => vec![&authz::AuthorizationRemoved],
+            AgentRole::Tests | AgentRole::Static => vec![],
+        }
+    }
+}
+
+impl Engine for OfflineEngine {
+    fn role(&self) -> AgentRole {
+        self.role
+    }
+
+    fn review(&self, input: &ReviewInput<'_>) -> Vec<Finding> {
+        let mut findings = rules::run_rules(&self.rules(), input.diffs, self.role);
+        if self.role == AgentRole::Tests {
+            for (path, hit) in untested::check_change(input.diffs) {
+                findings.push(rules::to_finding(untested::meta(), &path, hit, self.role));
+            }
+        }
+        findings
+    }
+}

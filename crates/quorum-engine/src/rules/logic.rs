@@ -1,0 +1,168 @@
+//! Logic-change heuristics on replaced lines: a comparison turned into its
+//! opposite, a boundary moved (`<` ↔ `<=`), a `(n - 1) * size` offset that
+//! lost its `- 1`. They read only what changed, so confidence is lower than
+//! for pattern rules and the critic's threshold decides what ships.
+
+use std::sync::LazyLock;
+
+use quorum_core::{Category, FileDiff, Severity};
+use regex::Regex;
+
+use super::{Hit, Rule, RuleMeta, replaced_pairs};
+use crate::lang::Lang;
+
+/// Comparison operators and their negation.
+const NEGATION: [(&str, &str); 6] = [(">=", "<"), ("<=", ">"), ("==", "!="), ("<", ">="), (">", "<="), ("!=", "==")];
+/// Boundary moves: same direction, other inclusiveness.
+const BOUNDARY: [(&str, &str); 4] = [("<", "<="), ("<=", "<"), (">", ">="), (">=", ">")];
+
+static CMP: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(<=|>=|==|!=|<|>)").unwrap());
+
+/// Splits a line around its only comparison operator.
+fn split_comparison(line: &str) -> Option<(&str, &str, &str)> {
+    let ops: Vec<_> = CMP.find_iter(line).collect();
+    // `->` annotations and `<<`/`>>` shifts are not comparisons.
+    if ops.len() != 1 || line.contains("->") || line.contains("<<") || line.contains(">>") || line.contains("=>") {
+        return None;
+    }
+    let m = ops[0];
+    Some((line[..m.start()].trim(), m.as_str(), line[m.end()..].trim()))
+}
+
+fn is_guard(line: &str) -> bool {
+    let t = line.trim_start();
+    ["if ", "elif ", "while ", "return ", "assert ", "} else if", "else if"].iter().any(|k| t.starts_with(k))
+        || t.contains(" if ")
+}
+
+/// A comparison replaced by its negation or a moved boundary.
+pub struct ConditionChanged;
+
+static INVERTED_META: RuleMeta = RuleMeta {
+    id: "condition-inverted",
+    category: Category::Bug,
+    severity: Severity::Major,
+    confidence: 0.7,
+    title: "Condition inverted",
+    rationale: "This change replaces a comparison with its exact opposite while both sides stay the \
+same, so the guard now accepts what it rejected and rejects what it accepted. If the behaviour really \
+was meant to flip, the callers and tests that relied on it need to change too.",
+};
+
+impl Rule for ConditionChanged {
+    fn meta(&self) -> &'static RuleMeta {
+        &INVERTED_META
+    }
+    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+        if !lang.is_code() {
+            return vec![];
+        }
+        let mut hits = Vec::new();
+        for h in &file.hunks {
+            for (old, n, new) in replaced_pairs(h) {
+                let (Some((ol, oop, or)), Some((nl, nop, nr))) = (split_comparison(old), split_comparison(new)) else {
+                    continue;
+                };
+                if ol != nl || or != nr || !is_guard(new) {
+                    continue;
+                }
+                let detail = format!("`{}` became `{}`", old.trim(), new.trim());
+                if NEGATION.contains(&(oop, nop)) {
+                    hits.push(Hit::at(n, detail));
+                } else if BOUNDARY.contains(&(oop, nop)) {
+                    let mut hit = Hit::at(n, detail);
+                    hit.severity = Some(Severity::Minor);
+                    hit.confidence = Some(0.6);
+                    hits.push(hit);
+                }
+            }
+        }
+        hits
+    }
+}
+
+/// `(page - 1) * size` replaced by `page * size` (or the reverse).
+pub struct OffsetShift;
+
+static OFFSET_META: RuleMeta = RuleMeta {
+    id: "offset-shifted",
+    category: Category::Bug,
+    severity: Severity::Major,
+    confidence: 0.7,
+    title: "Offset shifted by one page",
+    rationale: "An offset computed as `(n - 1) * size` now drops (or gains) the `- 1`, which moves every \
+result by one whole page: with 1-based page numbers the first page is skipped. Check which numbering \
+the callers use.",
+};
+
+static SHIFTED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(\s*(\w+)\s*-\s*1\s*\)\s*\*\s*(\w+)").unwrap());
+
+impl Rule for OffsetShift {
+    fn meta(&self) -> &'static RuleMeta {
+        &OFFSET_META
+    }
+    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+        if !lang.is_code() {
+            return vec![];
+        }
+        let mut hits = Vec::new();
+        for h in &file.hunks {
+            for (old, n, new) in replaced_pairs(h) {
+                let dropped = SHIFTED.captures(old).filter(|c| {
+                    let plain = format!("{} * {}", &c[1], &c[2]);
+                    normalise(new).contains(&normalise(&plain)) && !SHIFTED.is_match(new)
+                });
+                let added = SHIFTED.captures(new).filter(|c| {
+                    let plain = format!("{} * {}", &c[1], &c[2]);
+                    normalise(old).contains(&normalise(&plain)) && !SHIFTED.is_match(old)
+                });
+                if dropped.is_some() || added.is_some() {
+                    hits.push(Hit::at(n, format!("`{}` became `{}`", old.trim(), new.trim())));
+                }
+            }
+        }
+        hits
+    }
+}
+
+fn normalise(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testutil::diff;
+
+    fn hits(rule: &dyn Rule, l: &[&str]) -> Vec<Hit> {
+        rule.check(&diff("c.py", l), Lang::Python)
+    }
+
+    #[test]
+    fn inverted_and_boundary() {
+        let h = hits(&ConditionChanged, &["-    return product.stock >= quantity", "+    return product.stock < quantity"]);
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].severity, None);
+        let h = hits(&ConditionChanged, &["-    if n < limit:", "+    if n <= limit:"]);
+        assert_eq!(h[0].severity, Some(Severity::Minor));
+        assert_eq!(hits(&ConditionChanged, &["-    while x == y:", "+    while x != y:"]).len(), 1);
+    }
+
+    #[test]
+    fn not_an_inversion() {
+        // Operands changed too: a different condition, not an inversion.
+        assert!(hits(&ConditionChanged, &["-    if a >= b:", "+    if a < c:"]).is_empty());
+        // Not a guard.
+        assert!(hits(&ConditionChanged, &["-    flag = a >= b", "+    flag = a < b"]).is_empty());
+        assert!(hits(&ConditionChanged, &["-def f(a) -> int:", "+def f(a) -> str:"]).is_empty());
+        assert!(hits(&ConditionChanged, &["     if a >= b:", "+        x = 1"]).is_empty());
+    }
+
+    #[test]
+    fn offsets() {
+        assert_eq!(hits(&OffsetShift, &["-    return (page - 1) * size", "+    return page * size"]).len(), 1);
+        assert_eq!(hits(&OffsetShift, &["-    start = page * size", "+    start = (page - 1) * size"]).len(), 1);
+        assert!(hits(&OffsetShift, &["-    return (page - 1) * size", "+    return (page - 1) * size  # 1-based"]).is_empty());
+        assert!(hits(&OffsetShift, &["-    return (page - 1) * size", "+    return (page - 1) * per_page"]).is_empty());
+    }
+}

@@ -1,0 +1,50 @@
+//! The static agent: deterministic pattern rules on added lines, no model.
+
+use quorum_core::{AgentRole, Finding};
+
+use crate::rules::{self, Rule, arith, crypto, defaults, errors, injection, network};
+use crate::{Engine, ReviewInput};
+
+/// Every rule the static agent runs, in report order.
+pub fn rules() -> Vec<&'static dyn Rule> {
+    vec![
+        &injection::SqlStringBuilding,
+        &injection::ShellInjection,
+        &injection::DynamicEval,
+        &crypto::WeakPasswordHash,
+        &crypto::TlsVerifyDisabled,
+        &crypto::HardcodedSecret,
+        &network::MissingTimeout,
+        &errors::SwallowedException,
+        &arith::DivisionByLength,
+        &defaults::MutableDefault,
+    ]
+}
+
+pub struct StaticEngine;
+
+impl Engine for StaticEngine {
+    fn role(&self) -> AgentRole {
+        AgentRole::Static
+    }
+    fn review(&self, input: &ReviewInput<'_>) -> Vec<Finding> {
+        rules::run_rules(&rules(), input.diffs, AgentRole::Static)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn rule_ids_are_unique_and_documented() {
+        let mut ids = HashSet::new();
+        for r in rules() {
+            let m = r.meta();
+            assert!(ids.insert(m.id), "duplicate rule id {}", m.id);
+            assert!(m.rationale.len() > 80, "{} needs a real rationale", m.id);
+            assert!((0.0..=1.0).contains(&m.confidence));
+        }
+    }
+}
