@@ -11,6 +11,7 @@ pub mod error;
 pub mod metrics;
 pub mod ops;
 pub mod producer;
+pub mod service;
 pub mod shutdown;
 pub mod telemetry;
 pub mod trace;
@@ -22,6 +23,7 @@ pub use error::{HandlerError, RuntimeError};
 pub use metrics::Metrics;
 pub use producer::{BusProducer, OutMessage};
 pub use tokio_util::sync::CancellationToken;
+pub use service::{CommonArgs, ServiceContext, ServiceHandle, start_worker_service};
 pub use worker::{Delivery, Handler, Worker, WorkerSpec};
 
 /// Milliseconds since the Unix epoch (job timestamps, latencies).

@@ -126,14 +126,14 @@ async fn guards(store: &dyn StateStore) {
 }
 
 async fn deadlines(store: &dyn StateStore) {
-    store.schedule_deadline("late", 1_000).await.unwrap();
-    store.schedule_deadline("later", 5_000).await.unwrap();
-    assert_eq!(store.due_deadlines(999).await.unwrap(), Vec::<String>::new());
-    assert_eq!(store.due_deadlines(1_000).await.unwrap(), vec!["late".to_string()]);
-    assert_eq!(store.due_deadlines(9_000).await.unwrap(), vec!["late".to_string(), "later".to_string()]);
-    store.clear_deadline("late").await.unwrap();
-    assert_eq!(store.due_deadlines(9_000).await.unwrap(), vec!["later".to_string()]);
-    store.clear_deadline("later").await.unwrap();
+    store.mark_pending("late", 1_000).await.unwrap();
+    store.mark_pending("later", 5_000).await.unwrap();
+    assert_eq!(store.pending_before(999).await.unwrap(), Vec::<String>::new());
+    assert_eq!(store.pending_before(1_000).await.unwrap(), vec!["late".to_string()]);
+    assert_eq!(store.pending_before(9_000).await.unwrap(), vec!["late".to_string(), "later".to_string()]);
+    store.clear_pending("late").await.unwrap();
+    assert_eq!(store.pending_before(9_000).await.unwrap(), vec!["later".to_string()]);
+    store.clear_pending("later").await.unwrap();
 }
 
 async fn reviews_drafts_fingerprints(store: &dyn StateStore) {

@@ -22,6 +22,14 @@ pub use memory::MemoryStore;
 pub use model::{Claim, JobRecord, RunRecord};
 pub use redis_store::RedisStore;
 
+/// The store the environment asks for: Redis at `redis_url`, else in memory.
+pub async fn connect(redis_url: Option<&str>, prefix: &str) -> Result<std::sync::Arc<dyn StateStore>> {
+    Ok(match redis_url {
+        Some(url) => std::sync::Arc::new(RedisStore::connect(url, prefix).await?),
+        None => std::sync::Arc::new(MemoryStore::new()),
+    })
+}
+
 /// A store failure. Callers treat it as retryable: the store being briefly
 /// unreachable is no reason to drop a message.
 #[derive(Debug, thiserror::Error)]
@@ -62,11 +70,13 @@ pub trait StateStore: Send + Sync + 'static {
     /// Releases a guard so a retry can take it again.
     async fn release_guard(&self, name: &str) -> Result<()>;
 
-    /// Registers a job's flush deadline (Unix ms).
-    async fn schedule_deadline(&self, job_id: &str, at_ms: u64) -> Result<()>;
-    /// Jobs whose deadline is at or before `now_ms`.
-    async fn due_deadlines(&self, now_ms: u64) -> Result<Vec<String>>;
-    async fn clear_deadline(&self, job_id: &str) -> Result<()>;
+    /// Registers a job as waiting for aggregation since `since_ms` (Unix ms);
+    /// the aggregator's deadline sweeper reads this.
+    async fn mark_pending(&self, job_id: &str, since_ms: u64) -> Result<()>;
+    /// Pending jobs registered at or before `before_ms`, oldest first.
+    async fn pending_before(&self, before_ms: u64) -> Result<Vec<String>>;
+    /// The job is no longer pending (it was flushed).
+    async fn clear_pending(&self, job_id: &str) -> Result<()>;
 
     /// The published (or draft) review of a job, as the sink rendered it.
     async fn put_review(&self, job_id: &str, review_json: &str) -> Result<()>;

@@ -143,13 +143,13 @@ impl StateStore for MemoryStore {
         })
     }
 
-    async fn schedule_deadline(&self, job_id: &str, at_ms: u64) -> Result<()> {
+    async fn mark_pending(&self, job_id: &str, at_ms: u64) -> Result<()> {
         self.with(|s| {
             s.deadlines.insert(job_id.to_string(), at_ms);
         })
     }
 
-    async fn due_deadlines(&self, now_ms: u64) -> Result<Vec<String>> {
+    async fn pending_before(&self, now_ms: u64) -> Result<Vec<String>> {
         self.with(|s| {
             let mut due: Vec<(u64, String)> = s
                 .deadlines
@@ -162,7 +162,7 @@ impl StateStore for MemoryStore {
         })
     }
 
-    async fn clear_deadline(&self, job_id: &str) -> Result<()> {
+    async fn clear_pending(&self, job_id: &str) -> Result<()> {
         self.with(|s| {
             s.deadlines.remove(job_id);
         })

@@ -200,16 +200,16 @@ impl StateStore for RedisStore {
         Ok(())
     }
 
-    async fn schedule_deadline(&self, job_id: &str, at_ms: u64) -> Result<()> {
+    async fn mark_pending(&self, job_id: &str, at_ms: u64) -> Result<()> {
         let _: () = self.c().zadd(self.k(&["deadlines"]), job_id, at_ms).await?;
         Ok(())
     }
 
-    async fn due_deadlines(&self, now_ms: u64) -> Result<Vec<String>> {
+    async fn pending_before(&self, now_ms: u64) -> Result<Vec<String>> {
         Ok(self.c().zrangebyscore(self.k(&["deadlines"]), 0u64, now_ms).await?)
     }
 
-    async fn clear_deadline(&self, job_id: &str) -> Result<()> {
+    async fn clear_pending(&self, job_id: &str) -> Result<()> {
         let _: () = self.c().zrem(self.k(&["deadlines"]), job_id).await?;
         Ok(())
     }

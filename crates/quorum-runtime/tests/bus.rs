@@ -1,0 +1,291 @@
+//! Black-box tests of the worker loop on the embedded broker (librdkafka's
+//! mock cluster): fan-out, partition split, redelivery, retries and DLQ,
+//! graceful shutdown.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use quorum_events::{Topic, headers};
+use quorum_runtime::{
+    BusConfig, BusProducer, CancellationToken, Delivery, EmbeddedBroker, Handler, HandlerError, Metrics, OutMessage,
+    Worker, WorkerSpec,
+};
+
+/// What a handler saw: (worker name, key, partition, payload, attempt).
+type Log = Arc<Mutex<Vec<(String, String, i32, String, u32)>>>;
+
+struct Recorder {
+    name: String,
+    log: Log,
+    /// Payloads that fail with this error class.
+    fail: HashMap<String, fn(String) -> HandlerError>,
+    /// Payloads whose handling never finishes.
+    hang: BTreeSet<String>,
+    delay: Duration,
+}
+
+impl Recorder {
+    fn new(name: &str, log: &Log) -> Self {
+        Recorder {
+            name: name.into(),
+            log: log.clone(),
+            fail: HashMap::new(),
+            hang: BTreeSet::new(),
+            delay: Duration::ZERO,
+        }
+    }
+}
+
+#[async_trait]
+impl Handler for Recorder {
+    async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
+        let payload = String::from_utf8_lossy(&d.payload).into_owned();
+        self.log.lock().unwrap().push((
+            self.name.clone(),
+            d.key.clone().unwrap_or_default(),
+            d.partition,
+            payload.clone(),
+            d.attempt,
+        ));
+        if self.hang.contains(&payload) {
+            std::future::pending::<()>().await;
+        }
+        tokio::time::sleep(self.delay).await;
+        if let Some(make) = self.fail.get(&payload) {
+            return Err(make(format!("cannot handle {payload}")));
+        }
+        Ok(vec![])
+    }
+}
+
+struct Bus {
+    broker: EmbeddedBroker,
+    config: BusConfig,
+    producer: BusProducer,
+}
+
+impl Bus {
+    fn new() -> Bus {
+        let broker = EmbeddedBroker::start().expect("embedded broker");
+        let config = BusConfig::for_tests(broker.bootstrap_servers());
+        let producer = BusProducer::new(&config).unwrap();
+        Bus { broker, config, producer }
+    }
+
+    fn worker(&self, group: &str, topic: Topic, handler: Recorder, shutdown: &CancellationToken) -> tokio::task::JoinHandle<Result<(), quorum_runtime::RuntimeError>> {
+        let _ = &self.broker;
+        let spec = WorkerSpec {
+            service: group.into(),
+            group: group.into(),
+            topic,
+        };
+        let w = Worker::new(&self.config, spec, Arc::new(handler), self.producer.clone(), Metrics::new()).unwrap();
+        tokio::spawn(w.run(shutdown.clone()))
+    }
+
+    async fn send(&self, topic: Topic, key: &str, payload: &str) {
+        self.producer
+            .send(&OutMessage {
+                topic: topic.name().into(),
+                key: key.into(),
+                payload: payload.as_bytes().to_vec(),
+                headers: vec![],
+            })
+            .await
+            .unwrap();
+    }
+}
+
+async fn wait_until(what: &str, timeout: Duration, mut check: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !check() {
+        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn seen(log: &Log, worker: &str) -> Vec<(String, i32, String, u32)> {
+    log.lock()
+        .unwrap()
+        .iter()
+        .filter(|e| e.0 == worker)
+        .map(|e| (e.1.clone(), e.2, e.3.clone(), e.4))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_agent_group_receives_every_job() {
+    let bus = Bus::new();
+    let log: Log = Default::default();
+    let stop = CancellationToken::new();
+    let groups = ["agent-static", "agent-reviewer", "agent-security", "agent-tests"];
+    for g in groups {
+        bus.worker(g, Topic::ReviewRequested, Recorder::new(g, &log), &stop);
+    }
+    for i in 0..5 {
+        bus.send(Topic::ReviewRequested, &format!("job-{i}"), "p").await;
+    }
+    wait_until("fan-out", Duration::from_secs(30), || groups.iter().all(|g| seen(&log, g).len() >= 5)).await;
+    for g in groups {
+        let keys: BTreeSet<String> = seen(&log, g).into_iter().map(|e| e.0).collect();
+        assert_eq!(keys.len(), 5, "{g} saw {keys:?}");
+    }
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_members_of_one_group_split_the_six_partitions() {
+    let bus = Bus::new();
+    let log: Log = Default::default();
+    let stop = CancellationToken::new();
+    bus.worker("split", Topic::AgentResults, Recorder::new("a", &log), &stop);
+    bus.worker("split", Topic::AgentResults, Recorder::new("b", &log), &stop);
+    // Keep producing until both members handle messages (both joined).
+    let mut i = 0;
+    while seen(&log, "a").is_empty() || seen(&log, "b").is_empty() {
+        bus.send(Topic::AgentResults, &format!("warm-{i}"), "warm").await;
+        i += 1;
+        assert!(i < 600, "both members never got messages");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = log.lock().unwrap().len();
+    for k in 0..120 {
+        bus.send(Topic::AgentResults, &format!("k{k}"), "batch").await;
+    }
+    let start = std::time::Instant::now();
+    while log.lock().unwrap()[before..].iter().filter(|e| e.3 == "batch").count() < 120 {
+        if start.elapsed() > Duration::from_secs(30) {
+            let l = log.lock().unwrap();
+            let got: BTreeSet<&String> = l[before..].iter().filter(|e| e.3 == "batch").map(|e| &e.1).collect();
+            let per: Vec<(String, i32)> = l[before..].iter().filter(|e| e.3 == "batch").map(|e| (e.0.clone(), e.2)).collect::<BTreeSet<_>>().into_iter().collect();
+            panic!("batch incomplete: {} handled; (worker, partition) seen: {per:?}", got.len());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let batch: Vec<_> = log.lock().unwrap()[before..].iter().filter(|e| e.3 == "batch").cloned().collect();
+    let keys: BTreeSet<&String> = batch.iter().map(|e| &e.1).collect();
+    assert_eq!(keys.len(), 120, "each message handled once at steady state");
+    assert_eq!(batch.len(), 120);
+    let parts = |w: &str| -> BTreeSet<i32> { batch.iter().filter(|e| e.0 == w).map(|e| e.2).collect() };
+    let (pa, pb) = (parts("a"), parts("b"));
+    assert!(!pa.is_empty() && !pb.is_empty(), "a={pa:?} b={pb:?}");
+    assert!(pa.is_disjoint(&pb), "a={pa:?} b={pb:?}");
+    assert_eq!(pa.union(&pb).count(), 6);
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uncommitted_message_is_redelivered_after_its_consumer_dies() {
+    let bus = Bus::new();
+    let log: Log = Default::default();
+    let stop = CancellationToken::new();
+    let mut hanging = Recorder::new("dying", &log);
+    hanging.hang.insert("work".into());
+    let dying = bus.worker("redeliver", Topic::Aggregated, hanging, &stop);
+    bus.send(Topic::Aggregated, "job-1", "work").await;
+    wait_until("first delivery", Duration::from_secs(30), || !seen(&log, "dying").is_empty()).await;
+    dying.abort();
+    let _ = dying.await;
+    bus.worker("redeliver", Topic::Aggregated, Recorder::new("survivor", &log), &stop);
+    wait_until("redelivery", Duration::from_secs(40), || !seen(&log, "survivor").is_empty()).await;
+    assert_eq!(seen(&log, "survivor")[0].2, "work");
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_poison_message_reaches_the_dlq_after_three_attempts_and_the_partition_moves_on() {
+    let bus = Bus::new();
+    let log: Log = Default::default();
+    let stop = CancellationToken::new();
+    let mut handler = Recorder::new("w", &log);
+    handler.fail.insert("poison".into(), HandlerError::Retryable);
+    bus.worker("poisoned", Topic::Completed, handler, &stop);
+    bus.worker("dlq-reader", Topic::Dlq, Recorder::new("dlq", &log), &stop);
+    // A second group on the same topic must not see the retries.
+    bus.worker("bystander", Topic::Completed, Recorder::new("bystander", &log), &stop);
+    // Same key: same partition, so the later messages queue behind the poison.
+    for p in ["poison", "after-1", "after-2", "after-3"] {
+        bus.send(Topic::Completed, "job-x", p).await;
+    }
+    wait_until("dlq", Duration::from_secs(40), || !seen(&log, "dlq").is_empty()).await;
+    wait_until("later messages", Duration::from_secs(20), || {
+        seen(&log, "w").iter().filter(|e| e.2.starts_with("after")).count() == 3
+    })
+    .await;
+    let attempts: Vec<u32> = seen(&log, "w").iter().filter(|e| e.2 == "poison").map(|e| e.3).collect();
+    assert_eq!(attempts, vec![1, 2, 3]);
+    let dlq = seen(&log, "dlq");
+    assert_eq!(dlq.len(), 1);
+    assert_eq!(dlq[0].0, "job-x", "DLQ keeps the original key");
+    assert_eq!(dlq[0].2, "poison", "DLQ keeps the original payload");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let bystander = seen(&log, "bystander");
+    assert_eq!(bystander.len(), 4, "other groups see each message once: {bystander:?}");
+    stop.cancel();
+}
+
+/// Reads the DLQ with a plain consumer to check the headers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_message_goes_to_the_dlq_at_once_with_where_it_came_from() {
+    use rdkafka::ClientConfig;
+    use rdkafka::Message;
+    use rdkafka::consumer::{Consumer, StreamConsumer};
+    use rdkafka::message::Headers;
+
+    let bus = Bus::new();
+    let log: Log = Default::default();
+    let stop = CancellationToken::new();
+    let mut handler = Recorder::new("w", &log);
+    handler.fail.insert("garbage".into(), HandlerError::Invalid);
+    bus.worker("strict", Topic::IndexRequested, handler, &stop);
+    bus.send(Topic::IndexRequested, "o/r", "garbage").await;
+
+    let reader: StreamConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bus.broker.bootstrap_servers())
+        .set("group.id", "inspect")
+        .set("auto.offset.reset", "earliest")
+        .create()
+        .unwrap();
+    reader.subscribe(&[Topic::Dlq.name()]).unwrap();
+    let msg = tokio::time::timeout(Duration::from_secs(40), reader.recv()).await.expect("a DLQ message").unwrap();
+    let h: HashMap<String, String> = msg
+        .headers()
+        .unwrap()
+        .iter()
+        .map(|h| (h.key.to_string(), String::from_utf8_lossy(h.value.unwrap_or_default()).into_owned()))
+        .collect();
+    assert_eq!(h[headers::DLQ_TOPIC], Topic::IndexRequested.name());
+    assert_eq!(h[headers::DLQ_ERROR_KIND], "invalid");
+    assert!(h[headers::DLQ_ERROR].contains("cannot handle garbage"), "{h:?}");
+    assert_eq!(h[headers::DLQ_OFFSET], "0");
+    assert_eq!(h[headers::DLQ_GROUP], "strict");
+    assert_eq!(h[headers::ATTEMPT], "1");
+    assert!(h.contains_key(headers::TRACEPARENT));
+    assert_eq!(seen(&log, "w").len(), 1, "invalid messages are not retried");
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_finishes_the_message_in_hand_and_commits_it() {
+    let bus = Bus::new();
+    let log: Log = Default::default();
+    let stop = CancellationToken::new();
+    let mut slow = Recorder::new("slow", &log);
+    slow.delay = Duration::from_millis(1500);
+    let handle = bus.worker("drain", Topic::Completed, slow, &stop);
+    bus.send(Topic::Completed, "job-1", "slow-work").await;
+    wait_until("start", Duration::from_secs(30), || !seen(&log, "slow").is_empty()).await;
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+    // A new member of the group must not see the finished message again.
+    let stop2 = CancellationToken::new();
+    bus.worker("drain", Topic::Completed, Recorder::new("next", &log), &stop2);
+    bus.send(Topic::Completed, "job-2", "marker").await;
+    wait_until("marker", Duration::from_secs(30), || !seen(&log, "next").is_empty()).await;
+    let next: Vec<String> = seen(&log, "next").into_iter().map(|e| e.2).collect();
+    assert_eq!(next, vec!["marker".to_string()]);
+    stop2.cancel();
+}

@@ -1,0 +1,43 @@
+//! SCM adapters. Two seams:
+//! - [`ChangeSource`]: the intake asks it for the files and patches of a
+//!   change (F-GW-4). [`LocalGit`] reads a local repository with the git CLI.
+//! - [`ReviewSink`]: the publisher hands it one [`Review`]; only the
+//!   publisher holds a sink, so only the publisher writes to the SCM.
+//!   [`LocalSink`] renders Markdown into the run store (and optionally stdout).
+//!
+//! GitHub and GitLab implement the same two traits in a later issue.
+
+mod git;
+mod sink;
+
+pub use git::{LocalGit, LocalRepos, validate_ref};
+pub use sink::{LocalSink, Posted, ReviewSink, SinkError};
+
+use async_trait::async_trait;
+use quorum_core::FileChange;
+
+/// Why a change could not be fetched.
+#[derive(Debug, thiserror::Error)]
+pub enum ScmError {
+    /// Bad input (unknown repo, invalid ref): retrying will not help.
+    #[error("{0}")]
+    Invalid(String),
+    /// The SCM (or git) failed; may work later.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// What the intake needs to know about a change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub base_sha: String,
+    pub head_sha: String,
+    pub files: Vec<FileChange>,
+}
+
+/// Where changes come from.
+#[async_trait]
+pub trait ChangeSource: Send + Sync + 'static {
+    /// Files and patches of `repo` between `base` and `head`.
+    async fn fetch_change(&self, repo: &str, number: u64, base: &str, head: &str) -> Result<Change, ScmError>;
+}
