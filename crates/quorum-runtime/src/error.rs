@@ -51,6 +51,8 @@ pub enum RuntimeError {
     Kafka(#[from] rdkafka::error::KafkaError),
     #[error("embedded broker: {0}")]
     Broker(String),
+    #[error("configuration: {0}")]
+    Config(String),
     #[error("handler for {group} failed fatally: {message}")]
     Fatal { group: String, message: String },
     #[error("io: {0}")]

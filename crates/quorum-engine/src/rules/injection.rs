@@ -25,7 +25,7 @@ the values separately to `execute`.",
 };
 
 static SQL_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(select\s.+\sfrom|insert\s+into|update\s+\w+\s+set|delete\s+from|where\s+\w+\s*(=|<|>|like|in)\b|order\s+by)").unwrap()
+    Regex::new(r"(?i)\b(select\s.+\sfrom|insert\s+into|update\s+\w+\s+set|delete\s+from|where\s+[\w.]+\s*(=|<|>|\blike\b|\bin\b)|order\s+by)").unwrap()
 });
 static INTERPOLATED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
@@ -136,6 +136,11 @@ mod tests {
         assert_eq!(hits(&SqlStringBuilding, "db.py", &["+q = \"DELETE FROM users WHERE id = %s\" % uid"]), vec![1]);
         assert_eq!(hits(&SqlStringBuilding, "db.py", &["+q = \"UPDATE t SET a = 1 WHERE id = \" + str(i)"]), vec![1]);
         assert_eq!(hits(&SqlStringBuilding, "db.js", &["+db.query(`SELECT id FROM t WHERE a = ${a}`)"]), vec![1]);
+        // Implicit concatenation over lines: the interpolated part is flagged.
+        assert_eq!(
+            hits(&SqlStringBuilding, "db.py", &["+    q = (", "+        \"SELECT id FROM accounts \"", "+        f\"WHERE name = '{name}'\"", "+    )"]),
+            vec![3]
+        );
     }
 
     #[test]

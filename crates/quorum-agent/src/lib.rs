@@ -1,0 +1,101 @@
+//! The agent service. Each role is its own consumer group on
+//! `pr.review.requested` (fan-out without a router); replicas of one role
+//! split its partitions. Agents are stateless: they read the request from the
+//! message and publish one result per job on `review.agent.results`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use quorum_core::{AgentRole, AgentStatus};
+use quorum_engine::{Engine, ReviewInput, offline_engine};
+use quorum_events::{AgentResult, ConsumerGroup, ReviewRequested, SCHEMA_VERSION};
+use quorum_runtime::{
+    CancellationToken, Delivery, Handler, HandlerError, Metrics, OutMessage, RuntimeError, ServiceContext,
+    ServiceHandle, WorkerSpec, start_worker_service,
+};
+
+/// An agent's configuration.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub role: AgentRole,
+    pub http_addr: std::net::SocketAddr,
+}
+
+/// Reviews one request with the role's engine.
+pub struct AgentHandler {
+    engine: Box<dyn Engine>,
+    metrics: Metrics,
+}
+
+impl AgentHandler {
+    pub fn new(role: AgentRole, metrics: Metrics) -> Self {
+        AgentHandler {
+            engine: offline_engine(role),
+            metrics,
+        }
+    }
+}
+
+#[async_trait]
+impl Handler for AgentHandler {
+    async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
+        let msg: ReviewRequested = d.decode()?;
+        let req = &msg.request;
+        let role = self.engine.role();
+        if !req.policy.agents.contains(&role) {
+            return Ok(vec![]);
+        }
+        let started = Instant::now();
+        let diffs = req.diffs();
+        let findings = self.engine.review(&ReviewInput {
+            title: &req.title,
+            body: &req.body,
+            diffs: &diffs,
+        });
+        for f in &findings {
+            self.metrics.findings.with_label_values(&[role.as_str(), f.category.as_str()]).inc();
+        }
+        let result = AgentResult {
+            schema_version: SCHEMA_VERSION,
+            job_id: req.job_id.clone(),
+            agent: role,
+            status: AgentStatus::Done,
+            findings,
+            duration_ms: started.elapsed().as_millis() as u64,
+            error: None,
+            tokens: Default::default(),
+        };
+        Ok(vec![OutMessage::of(&result)])
+    }
+}
+
+/// Starts the agent of `config.role`.
+pub async fn start(config: AgentConfig, ctx: &ServiceContext, shutdown: CancellationToken) -> Result<ServiceHandle, RuntimeError> {
+    let group = ConsumerGroup::Agent(config.role);
+    let spec = WorkerSpec {
+        service: group.name().to_string(),
+        group: group.name().to_string(),
+        topic: group.topic(),
+    };
+    let handler = Arc::new(AgentHandler::new(config.role, ctx.metrics.clone()));
+    start_worker_service(ctx, spec, handler, config.http_addr, shutdown).await
+}
+
+/// Parses flags, starts the agent of `role` and runs it until SIGTERM.
+pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
+    use clap::Parser;
+    #[derive(Parser)]
+    #[command(about = "A Quorum review agent")]
+    struct Args {
+        #[command(flatten)]
+        common: quorum_runtime::CommonArgs,
+    }
+    let args = Args::parse();
+    quorum_runtime::telemetry::init_logging(!args.common.text_logs);
+    let ctx = ServiceContext::from_args(&args.common)?;
+    let shutdown = quorum_runtime::shutdown::on_signal();
+    let handle = start(AgentConfig { role, http_addr: args.common.http_addr }, &ctx, shutdown).await?;
+    handle.wait().await?;
+    Ok(())
+}

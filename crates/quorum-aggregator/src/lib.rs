@@ -1,0 +1,226 @@
+//! The aggregator (F-AGG-1, F-AGG-2). Results are stored per (job, agent), so
+//! a duplicate is a no-op. A job is flushed to `review.aggregated` when every
+//! agent its policy expects has reported, or by the deadline sweeper when it
+//! is late (missing agents marked `timeout`). The flush takes a once-only
+//! guard in the store, so two replicas (or a replica and its sweeper) flush a
+//! job exactly once; if publishing the flush fails the guard is released so
+//! the retry can flush.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use quorum_core::cluster::cluster_findings;
+use quorum_core::review::AgentReport;
+use quorum_core::{AgentRole, AgentStatus, RunState};
+use quorum_events::{AgentResult, AggregatedReview, ConsumerGroup, SCHEMA_VERSION};
+use quorum_runtime::{
+    BusProducer, CancellationToken, Delivery, Handler, HandlerError, OutMessage, RuntimeError, ServiceContext,
+    ServiceHandle, WorkerSpec, now_ms, start_worker_service,
+};
+use quorum_store::StateStore;
+use tracing::{info, warn};
+
+/// Aggregator settings.
+#[derive(Debug, Clone)]
+pub struct AggregatorConfig {
+    pub http_addr: std::net::SocketAddr,
+    /// How long after intake a job is flushed with whatever arrived.
+    pub deadline: Duration,
+    /// How often the sweeper looks for late jobs.
+    pub sweep_every: Duration,
+}
+
+impl AggregatorConfig {
+    pub fn new(http_addr: std::net::SocketAddr) -> Self {
+        AggregatorConfig {
+            http_addr,
+            deadline: Duration::from_secs(300),
+            sweep_every: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The join logic, shared by the handler and the sweeper.
+pub struct Aggregator {
+    store: Arc<dyn StateStore>,
+    producer: BusProducer,
+}
+
+/// What a flush attempt did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flush {
+    Flushed,
+    /// Someone else flushed it already.
+    AlreadyFlushed,
+    /// Not every expected agent has reported yet.
+    Waiting,
+}
+
+impl Aggregator {
+    pub fn new(store: Arc<dyn StateStore>, producer: BusProducer) -> Self {
+        Aggregator { store, producer }
+    }
+
+    /// Records one result and flushes if the job is complete.
+    pub async fn on_result(&self, result: &AgentResult) -> Result<Flush, HandlerError> {
+        let Some(job) = self.store.get_job(&result.job_id).await.map_err(HandlerError::retryable)? else {
+            // Intake stores the job before publishing it, so this is a
+            // result for a job we never accepted (or the store lost it).
+            return Err(HandlerError::retryable(format!("job {} is not in the store", result.job_id)));
+        };
+        let fresh = self.store.put_result(result).await.map_err(HandlerError::retryable)?;
+        if fresh {
+            self.store
+                .set_agent_status(&result.job_id, result.agent, result.status)
+                .await
+                .map_err(HandlerError::retryable)?;
+        }
+        let results = self.store.get_results(&result.job_id).await.map_err(HandlerError::retryable)?;
+        let expected = &job.request.policy.agents;
+        if expected.iter().all(|a| results.contains_key(a)) {
+            return self.flush(&result.job_id, false).await;
+        }
+        Ok(Flush::Waiting)
+    }
+
+    /// Flushes a job with what it has; `late` marks missing agents `timeout`.
+    pub async fn flush(&self, job_id: &str, late: bool) -> Result<Flush, HandlerError> {
+        let guard = format!("flush:{job_id}");
+        if !self.store.acquire_guard(&guard).await.map_err(HandlerError::retryable)? {
+            return Ok(Flush::AlreadyFlushed);
+        }
+        match self.publish(job_id, late).await {
+            Ok(()) => Ok(Flush::Flushed),
+            Err(e) => {
+                let _ = self.store.release_guard(&guard).await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn publish(&self, job_id: &str, late: bool) -> Result<(), HandlerError> {
+        let job = self
+            .store
+            .get_job(job_id)
+            .await
+            .map_err(HandlerError::retryable)?
+            .ok_or_else(|| HandlerError::retryable(format!("job {job_id} is not in the store")))?;
+        let results = self.store.get_results(job_id).await.map_err(HandlerError::retryable)?;
+        let payload = aggregate(job.request, &results, late);
+        for a in payload.agents.iter().filter(|a| a.status == AgentStatus::Timeout) {
+            self.store
+                .set_agent_status(job_id, a.agent, AgentStatus::Timeout)
+                .await
+                .map_err(HandlerError::retryable)?;
+        }
+        self.producer.publish(&payload).await.map_err(HandlerError::retryable)?;
+        self.store
+            .set_run_state(job_id, RunState::Aggregated, None)
+            .await
+            .map_err(HandlerError::retryable)?;
+        self.store.clear_pending(job_id).await.map_err(HandlerError::retryable)?;
+        info!(job_id, late, findings = payload.findings.len(), "job aggregated");
+        Ok(())
+    }
+
+    /// Flushes every job pending for longer than `deadline`.
+    pub async fn sweep(&self, deadline: Duration) -> Result<usize, HandlerError> {
+        let before = now_ms().saturating_sub(deadline.as_millis() as u64);
+        let due = self.store.pending_before(before).await.map_err(HandlerError::retryable)?;
+        let mut flushed = 0;
+        for job_id in due {
+            match self.flush(&job_id, true).await? {
+                Flush::Flushed => flushed += 1,
+                // Flushed by the handler (or another replica) meanwhile.
+                _ => self.store.clear_pending(&job_id).await.map_err(HandlerError::retryable)?,
+            }
+        }
+        Ok(flushed)
+    }
+}
+
+/// Builds the aggregated review: clustered findings of every agent that
+/// reported, and one status line per expected agent.
+pub fn aggregate(
+    request: quorum_core::ReviewRequest,
+    results: &BTreeMap<AgentRole, AgentResult>,
+    late: bool,
+) -> AggregatedReview {
+    let mut agents = Vec::new();
+    let mut findings = Vec::new();
+    for role in &request.policy.agents {
+        match results.get(role) {
+            Some(r) => {
+                agents.push(AgentReport {
+                    agent: *role,
+                    status: r.status,
+                    duration_ms: r.duration_ms,
+                    findings: r.findings.len(),
+                    error: r.error.clone(),
+                });
+                findings.extend(r.findings.iter().cloned());
+            }
+            None => agents.push(AgentReport {
+                agent: *role,
+                status: if late { AgentStatus::Timeout } else { AgentStatus::Pending },
+                duration_ms: 0,
+                findings: 0,
+                error: None,
+            }),
+        }
+    }
+    AggregatedReview {
+        schema_version: SCHEMA_VERSION,
+        request,
+        findings: cluster_findings(findings),
+        agents,
+    }
+}
+
+struct ResultHandler {
+    aggregator: Arc<Aggregator>,
+}
+
+#[async_trait]
+impl Handler for ResultHandler {
+    async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
+        let result: AgentResult = d.decode()?;
+        // The aggregator publishes the flush itself, under its guard.
+        self.aggregator.on_result(&result).await?;
+        Ok(vec![])
+    }
+}
+
+/// Starts the aggregator: the result consumer and the deadline sweeper.
+pub async fn start(
+    config: AggregatorConfig,
+    ctx: &ServiceContext,
+    store: Arc<dyn StateStore>,
+    shutdown: CancellationToken,
+) -> Result<ServiceHandle, RuntimeError> {
+    let group = ConsumerGroup::Aggregator;
+    let aggregator = Arc::new(Aggregator::new(store, ctx.producer.clone()));
+    let spec = WorkerSpec {
+        service: group.name().into(),
+        group: group.name().into(),
+        topic: group.topic(),
+    };
+    let handler = Arc::new(ResultHandler {
+        aggregator: aggregator.clone(),
+    });
+    let mut handle = start_worker_service(ctx, spec, handler, config.http_addr, shutdown.clone()).await?;
+    handle.tasks.push(tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return Ok(()),
+                _ = tokio::time::sleep(config.sweep_every) => {}
+            }
+            if let Err(e) = aggregator.sweep(config.deadline).await {
+                warn!(error = %e, "deadline sweep failed; will try again");
+            }
+        }
+    }));
+    Ok(handle)
+}

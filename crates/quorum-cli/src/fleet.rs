@@ -1,0 +1,110 @@
+//! Every service in one process (`quorum up`, `demo`, `review`, `bench`, the
+//! black-box tests). Each service is started exactly as its own binary
+//! starts it; they share the process's broker, store and metrics registry.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use quorum_aggregator::AggregatorConfig;
+use quorum_core::{AgentRole, Review, RunState};
+use quorum_gateway::GatewayConfig;
+use quorum_runtime::{CancellationToken, ServiceContext, ServiceHandle};
+use quorum_scm::{ChangeSource, LocalSink};
+use quorum_store::StateStore;
+
+/// What the fleet is started with.
+pub struct FleetOptions {
+    pub ctx: ServiceContext,
+    pub store: Arc<dyn StateStore>,
+    pub source: Arc<dyn ChangeSource>,
+    pub gateway_addr: SocketAddr,
+    pub webhook_secret: Vec<u8>,
+    pub print_reviews: bool,
+    pub aggregator_deadline: Duration,
+}
+
+/// A running fleet.
+pub struct Fleet {
+    pub gateway: SocketAddr,
+    pub ctx: ServiceContext,
+    pub store: Arc<dyn StateStore>,
+    pub handles: Vec<ServiceHandle>,
+    pub shutdown: CancellationToken,
+}
+
+const LOOPBACK_ANY: &str = "127.0.0.1:0";
+
+impl Fleet {
+    pub async fn start(opts: FleetOptions, shutdown: CancellationToken) -> anyhow::Result<Fleet> {
+        let any: SocketAddr = LOOPBACK_ANY.parse().expect("valid address");
+        let ctx = opts.ctx;
+        let store = opts.store;
+        let mut handles = Vec::new();
+        let gateway = quorum_gateway::start(
+            GatewayConfig::new(opts.gateway_addr, opts.webhook_secret),
+            &ctx,
+            store.clone(),
+            opts.source,
+            shutdown.clone(),
+        )
+        .await
+        .context("starting the gateway")?;
+        let gateway_addr = gateway.http_addr;
+        handles.push(gateway);
+        for role in AgentRole::ALL {
+            let cfg = quorum_agent::AgentConfig { role, http_addr: any };
+            handles.push(quorum_agent::start(cfg, &ctx, shutdown.clone()).await?);
+        }
+        let mut agg = AggregatorConfig::new(any);
+        agg.deadline = opts.aggregator_deadline;
+        agg.sweep_every = Duration::from_millis(500).min(opts.aggregator_deadline);
+        handles.push(quorum_aggregator::start(agg, &ctx, store.clone(), shutdown.clone()).await?);
+        handles.push(quorum_critic::start(any, &ctx, store.clone(), shutdown.clone()).await?);
+        let sink = Arc::new(LocalSink::new(store.clone(), opts.print_reviews));
+        handles.push(quorum_publisher::start(any, &ctx, store.clone(), sink, shutdown.clone()).await?);
+        handles.push(quorum_indexer::start(any, &ctx, store.clone(), shutdown.clone()).await?);
+        Ok(Fleet {
+            gateway: gateway_addr,
+            ctx,
+            store,
+            handles,
+            shutdown,
+        })
+    }
+
+    /// Stops every service (each finishes its message in hand).
+    pub async fn stop(self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        for h in self.handles {
+            h.wait().await?;
+        }
+        Ok(())
+    }
+}
+
+/// Waits until a job's review is published (or drafted) and returns it.
+pub async fn wait_for_review(store: &dyn StateStore, job_id: &str, timeout: Duration) -> anyhow::Result<Review> {
+    let start = Instant::now();
+    loop {
+        if let Some(run) = store.get_run(job_id).await? {
+            match run.state {
+                RunState::Published => {
+                    let json = store.get_review(job_id).await?.context("published run without a stored review")?;
+                    return Ok(serde_json::from_str(&json)?);
+                }
+                RunState::Draft => {
+                    let json = store.get_draft(job_id).await?.context("draft run without a stored draft")?;
+                    return Ok(serde_json::from_str(&json)?);
+                }
+                RunState::Failed => bail!("review {job_id} failed: {}", run.reason.unwrap_or_default()),
+                _ => {}
+            }
+        }
+        if start.elapsed() > timeout {
+            bail!("review {job_id} not published after {timeout:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}

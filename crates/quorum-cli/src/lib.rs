@@ -1,0 +1,8 @@
+//! The `quorum` operator CLI as a library, so tests drive the same code the
+//! binary runs.
+
+pub mod bench;
+pub mod demo;
+pub mod fleet;
+pub mod review;
+pub mod webhook;

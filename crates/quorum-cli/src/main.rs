@@ -1,0 +1,126 @@
+//! `quorum`: the operator CLI.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use quorum_cli::fleet::{Fleet, FleetOptions};
+use quorum_cli::{bench, demo, review};
+use quorum_runtime::{CommonArgs, EmbeddedBroker, ServiceContext};
+
+#[derive(Parser)]
+#[command(name = "quorum", version, about = "Quorum: multi-agent pull-request review")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Review one storefront case end to end on the embedded defaults.
+    Demo(demo::DemoArgs),
+    /// Review a local git range through the whole fleet and print the review.
+    Review(review::ReviewArgs),
+    /// Run every service in this process.
+    Up(UpArgs),
+    /// Host an embedded Kafka-protocol broker for separate service processes.
+    Broker {
+        /// Loopback port to listen on (0 picks one).
+        #[arg(long, default_value_t = 9092)]
+        port: u16,
+    },
+    /// List recent runs and their state (needs REDIS_URL to see another process's runs).
+    Runs {
+        #[arg(long, env = "REDIS_URL")]
+        redis_url: Option<String>,
+        #[arg(long, env = "QUORUM_REDIS_PREFIX", default_value = "quorum:")]
+        redis_prefix: String,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// Measure webhook-to-review overhead with the offline engine.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct UpArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Gateway listen address.
+    #[arg(long, env = "QUORUM_GATEWAY_ADDR", default_value = "127.0.0.1:8080")]
+    gateway_addr: std::net::SocketAddr,
+    #[arg(long, env = "GITHUB_WEBHOOK_SECRET", hide_env_values = true)]
+    webhook_secret: String,
+    /// Local repositories the gateway reads changes from: `owner/name=/path,...`.
+    #[arg(long, env = "QUORUM_LOCAL_REPOS", default_value = "")]
+    local_repos: String,
+    #[arg(long, env = "QUORUM_AGGREGATOR_DEADLINE_SECS", default_value_t = 300)]
+    deadline_secs: u64,
+}
+
+/// Interactive commands print their own progress; logs only for warnings.
+fn quiet_logs() {
+    quorum_runtime::telemetry::set_default_level("warn");
+    quorum_runtime::telemetry::init_logging(false);
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Demo(args) => {
+            quiet_logs();
+            demo::run(args).await?;
+        }
+        Command::Review(args) => {
+            quiet_logs();
+            review::run(args).await?;
+        }
+        Command::Bench(args) => {
+            bench::run(args).await?;
+        }
+        Command::Up(args) => {
+            quorum_runtime::telemetry::init_logging(!args.common.text_logs);
+            let ctx = ServiceContext::from_args(&args.common)?;
+            let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
+            let source = Arc::new(quorum_scm::LocalRepos::parse(&args.local_repos)?);
+            let shutdown = quorum_runtime::shutdown::on_signal();
+            let fleet = Fleet::start(
+                FleetOptions {
+                    ctx,
+                    store,
+                    source,
+                    gateway_addr: args.gateway_addr,
+                    webhook_secret: args.webhook_secret.into_bytes(),
+                    print_reviews: true,
+                    aggregator_deadline: Duration::from_secs(args.deadline_secs),
+                },
+                shutdown.clone(),
+            )
+            .await?;
+            eprintln!("quorum up: gateway on http://{}", fleet.gateway);
+            shutdown.cancelled().await;
+            fleet.stop().await?;
+        }
+        Command::Broker { port } => {
+            quorum_runtime::telemetry::init_logging(false);
+            let broker = EmbeddedBroker::start_on_port(port).await.context("starting the embedded broker")?;
+            println!("{}", broker.bootstrap_servers());
+            quorum_runtime::shutdown::on_signal().cancelled().await;
+            drop(broker);
+        }
+        Command::Runs { redis_url, redis_prefix, limit } => {
+            let store = quorum_store::connect(redis_url.as_deref(), &redis_prefix).await?;
+            for id in store.list_jobs(limit).await? {
+                let run = store.get_run(&id).await?;
+                let state = run.as_ref().map(|r| r.state.as_str()).unwrap_or("unknown");
+                let agents = run
+                    .map(|r| r.agents.iter().map(|(a, s)| format!("{a}={}", s.as_str())).collect::<Vec<_>>().join(" "))
+                    .unwrap_or_default();
+                println!("{id}  {state:<10}  {agents}");
+            }
+        }
+    }
+    Ok(())
+}

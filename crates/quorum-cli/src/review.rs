@@ -1,0 +1,101 @@
+//! `quorum review --repo DIR --base A --head B`: reviews a local git range
+//! through the whole fleet (embedded), with the same normalised request the
+//! gateway produces, and prints the published review.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use quorum_core::{JobPolicy, Provider, Review};
+use quorum_gateway::intake::{ChangeRequest, Intake};
+use quorum_runtime::{CancellationToken, ServiceContext};
+use quorum_scm::LocalGit;
+use quorum_store::MemoryStore;
+
+use crate::fleet::{Fleet, FleetOptions, wait_for_review};
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReviewArgs {
+    /// The git repository.
+    #[arg(long)]
+    pub repo: PathBuf,
+    /// Base ref (the PR's target).
+    #[arg(long)]
+    pub base: String,
+    /// Head ref (the PR's tip).
+    #[arg(long, default_value = "HEAD")]
+    pub head: String,
+    /// Title to review under (a PR title).
+    #[arg(long, default_value = "Local change")]
+    pub title: String,
+}
+
+/// `local/<directory name>`, made a valid repository name.
+fn local_name(dir: &std::path::Path) -> String {
+    let base = dir
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "repo".into());
+    let clean: String = base
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '-' })
+        .collect();
+    let clean: String = clean.trim_start_matches(['-', '.']).chars().take(100).collect();
+    if clean.is_empty() {
+        "local/repo".into()
+    } else {
+        format!("local/{clean}")
+    }
+}
+
+pub async fn run(args: ReviewArgs) -> anyhow::Result<Review> {
+    let git = LocalGit::open(&args.repo)?;
+    let ctx = ServiceContext::embedded(|_| {})?;
+    let store: Arc<dyn quorum_store::StateStore> = Arc::new(MemoryStore::new());
+    let source = Arc::new(git);
+    let fleet = Fleet::start(
+        FleetOptions {
+            ctx: ctx.clone(),
+            store: store.clone(),
+            source: source.clone(),
+            gateway_addr: "127.0.0.1:0".parse()?,
+            webhook_secret: uuid::Uuid::new_v4().to_string().into_bytes(),
+            print_reviews: false,
+            aggregator_deadline: Duration::from_secs(60),
+        },
+        CancellationToken::new(),
+    )
+    .await?;
+    let intake = Intake::new(store.clone(), ctx.producer.clone(), source);
+    let submitted = intake
+        .submit(ChangeRequest {
+            provider: Provider::Local,
+            repo: local_name(&args.repo),
+            number: 0,
+            title: args.title,
+            body: String::new(),
+            author: String::new(),
+            base: args.base,
+            head: args.head,
+            policy: JobPolicy::default(),
+        })
+        .await
+        .context("submitting the change")?;
+    let review = wait_for_review(store.as_ref(), &submitted.job_id, Duration::from_secs(120)).await?;
+    println!("{}", review.render_markdown());
+    fleet.stop().await?;
+    Ok(review)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn local_names_are_valid_repository_names() {
+        for dir in ["/tmp", "."] {
+            let n = super::local_name(std::path::Path::new(dir));
+            assert!(quorum_core::job::validate_repo_name(&n).is_ok(), "{n}");
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Intake: from "review this change" to a job on `pr.review.requested`.
+//!
+//! Order matters for "loses nothing": claim the dedupe key, fetch the
+//! change, store the job, publish. If fetching or publishing fails the claim
+//! is released, so a redelivery can try again instead of finding a job id
+//! that never reached the bus.
+
+use std::sync::Arc;
+
+use quorum_core::{JobPolicy, Provider, RepoRef, ReviewRequest, RunState};
+use quorum_events::{ReviewRequested, SCHEMA_VERSION};
+use quorum_runtime::{BusProducer, now_ms};
+use quorum_scm::{ChangeSource, ScmError};
+use quorum_store::{Claim, JobRecord, StateStore};
+
+/// A change to review, however it arrived.
+#[derive(Debug, Clone)]
+pub struct ChangeRequest {
+    pub provider: Provider,
+    pub repo: String,
+    pub number: u64,
+    pub title: String,
+    pub body: String,
+    pub author: String,
+    pub base: String,
+    pub head: String,
+    pub policy: JobPolicy,
+}
+
+/// The outcome of a submission.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submitted {
+    pub job_id: String,
+    /// The same repo + PR + head SHA was already submitted; this is its job.
+    pub duplicate: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IntakeError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("temporarily unavailable: {0}")]
+    Unavailable(String),
+}
+
+pub struct Intake {
+    store: Arc<dyn StateStore>,
+    producer: BusProducer,
+    source: Arc<dyn ChangeSource>,
+}
+
+impl Intake {
+    pub fn new(store: Arc<dyn StateStore>, producer: BusProducer, source: Arc<dyn ChangeSource>) -> Self {
+        Intake { store, producer, source }
+    }
+
+    pub async fn submit(&self, change: ChangeRequest) -> Result<Submitted, IntakeError> {
+        let unavailable = |e: quorum_store::StoreError| IntakeError::Unavailable(e.to_string());
+        let dedupe = quorum_core::job::dedupe_key(&change.repo, change.number, &change.head);
+        let job_id = uuid::Uuid::new_v4().to_string();
+        match self.store.claim_dedupe(&dedupe, &job_id).await.map_err(unavailable)? {
+            Claim::Existing(existing) => {
+                return Ok(Submitted {
+                    job_id: existing,
+                    duplicate: true,
+                });
+            }
+            Claim::Claimed => {}
+        }
+        match self.enqueue(&job_id, change).await {
+            Ok(()) => Ok(Submitted { job_id, duplicate: false }),
+            Err(e) => {
+                let _ = self.store.release_dedupe(&dedupe).await;
+                let _ = self.store.set_run_state(&job_id, RunState::Failed, Some(&e.to_string())).await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn enqueue(&self, job_id: &str, change: ChangeRequest) -> Result<(), IntakeError> {
+        let fetched = self
+            .source
+            .fetch_change(&change.repo, change.number, &change.base, &change.head)
+            .await
+            .map_err(|e| match e {
+                ScmError::Invalid(m) => IntakeError::Invalid(m),
+                ScmError::Unavailable(m) => IntakeError::Unavailable(m),
+            })?;
+        let now = now_ms();
+        let request = ReviewRequest {
+            job_id: job_id.to_string(),
+            repo: RepoRef {
+                provider: change.provider,
+                full_name: change.repo,
+            },
+            number: change.number,
+            title: change.title,
+            body: change.body,
+            author: change.author,
+            base_sha: fetched.base_sha,
+            head_sha: fetched.head_sha,
+            files: fetched.files,
+            policy: change.policy,
+            requested_at_ms: now,
+        };
+        let unavailable = |e: quorum_store::StoreError| IntakeError::Unavailable(e.to_string());
+        self.store
+            .put_job(&JobRecord {
+                request: request.clone(),
+                created_ms: now,
+            })
+            .await
+            .map_err(unavailable)?;
+        self.store.mark_pending(job_id, now).await.map_err(unavailable)?;
+        self.producer
+            .publish(&ReviewRequested {
+                schema_version: SCHEMA_VERSION,
+                request,
+            })
+            .await
+            .map_err(|e| IntakeError::Unavailable(e.to_string()))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,164 @@
+//! The gateway (F-GW-1..3): the fleet's front door.
+//!
+//! `POST /webhooks/github` verifies the signature over the raw body before
+//! reading anything else, parses the event, applies the policy, and submits
+//! the change through [`intake::Intake`]. Status codes: 401 bad or missing
+//! signature (nothing enqueued), 413 body too large, 400 malformed payload,
+//! 202 accepted (or ignored event, counted), 200 duplicate delivery with the
+//! existing job id, 422 a change that cannot be reviewed, 503 when the bus or
+//! the store is unavailable (GitHub redelivers).
+
+pub mod github;
+pub mod intake;
+pub mod signature;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use quorum_core::{JobPolicy, Provider};
+use quorum_runtime::{CancellationToken, Metrics, RuntimeError, ServiceContext, ServiceHandle, ops};
+use quorum_scm::ChangeSource;
+use quorum_store::StateStore;
+use serde_json::json;
+
+use crate::github::Event;
+use crate::intake::{ChangeRequest, Intake, IntakeError};
+
+/// Gateway settings.
+#[derive(Clone)]
+pub struct GatewayConfig {
+    pub http_addr: SocketAddr,
+    /// The webhook secret shared with GitHub.
+    pub webhook_secret: Vec<u8>,
+    /// Largest accepted body (GitHub caps payloads at 25 MiB; reviews need far less).
+    pub max_body_bytes: usize,
+    /// Review draft PRs too.
+    pub review_drafts: bool,
+    /// Review PRs opened by bots too.
+    pub review_bots: bool,
+    /// The policy every accepted job carries (per-repo `.quorum.yml` later).
+    pub policy: JobPolicy,
+}
+
+impl GatewayConfig {
+    pub fn new(http_addr: SocketAddr, webhook_secret: impl Into<Vec<u8>>) -> Self {
+        GatewayConfig {
+            http_addr,
+            webhook_secret: webhook_secret.into(),
+            max_body_bytes: 1 << 20,
+            review_drafts: false,
+            review_bots: false,
+            policy: JobPolicy::default(),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct AppState {
+    config: Arc<GatewayConfig>,
+    intake: Arc<Intake>,
+    metrics: Metrics,
+}
+
+fn reply(metrics: &Metrics, status: StatusCode, body: serde_json::Value) -> Response {
+    metrics.gateway_requests.with_label_values(&[status.as_str()]).inc();
+    (status, axum::Json(body)).into_response()
+}
+
+async fn github_webhook(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let m = &app.metrics;
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Err(e) = signature::verify(&app.config.webhook_secret, &body, header("x-hub-signature-256")) {
+        return reply(m, StatusCode::UNAUTHORIZED, json!({ "error": e.to_string() }));
+    }
+    let Some(event) = header("x-github-event") else {
+        return reply(m, StatusCode::BAD_REQUEST, json!({ "error": "missing X-GitHub-Event header" }));
+    };
+    let event = match github::parse(event, &body) {
+        Ok(e) => e,
+        Err(e) => return reply(m, StatusCode::BAD_REQUEST, json!({ "error": e })),
+    };
+    let pr = match event {
+        Event::Ping => return reply(m, StatusCode::OK, json!({ "ok": true })),
+        Event::Ignored { event, action } => {
+            return reply(m, StatusCode::ACCEPTED, json!({ "ignored": event, "action": action }));
+        }
+        Event::PullRequest(pr) => pr,
+    };
+    if pr.draft && !app.config.review_drafts {
+        return reply(m, StatusCode::ACCEPTED, json!({ "ignored": "pull_request", "reason": "draft" }));
+    }
+    if pr.author_is_bot && !app.config.review_bots {
+        return reply(m, StatusCode::ACCEPTED, json!({ "ignored": "pull_request", "reason": "bot author" }));
+    }
+    let change = ChangeRequest {
+        provider: Provider::Github,
+        repo: pr.repo,
+        number: pr.number,
+        title: pr.title,
+        body: pr.body,
+        author: pr.author,
+        base: pr.base_sha,
+        head: pr.head_sha,
+        policy: app.config.policy.clone(),
+    };
+    match app.intake.submit(change).await {
+        Ok(s) if s.duplicate => reply(m, StatusCode::OK, json!({ "job_id": s.job_id, "duplicate": true })),
+        Ok(s) => reply(m, StatusCode::ACCEPTED, json!({ "job_id": s.job_id, "duplicate": false })),
+        Err(IntakeError::Invalid(e)) => reply(m, StatusCode::UNPROCESSABLE_ENTITY, json!({ "error": e })),
+        Err(IntakeError::Unavailable(e)) => {
+            let mut r = reply(m, StatusCode::SERVICE_UNAVAILABLE, json!({ "error": e }));
+            r.headers_mut().insert("retry-after", "5".parse().expect("valid header"));
+            r
+        }
+    }
+}
+
+/// The gateway's routes (webhooks + ops).
+pub fn router(config: GatewayConfig, intake: Arc<Intake>, metrics: Metrics) -> Router {
+    let limit = config.max_body_bytes;
+    let state = AppState {
+        config: Arc::new(config),
+        intake,
+        metrics: metrics.clone(),
+    };
+    Router::new()
+        .route("/webhooks/github", post(github_webhook))
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(state)
+        .merge(ops::ops_router(metrics))
+}
+
+/// Starts the gateway on `config.http_addr` (port 0 picks one).
+pub async fn start(
+    config: GatewayConfig,
+    ctx: &ServiceContext,
+    store: Arc<dyn StateStore>,
+    source: Arc<dyn ChangeSource>,
+    shutdown: CancellationToken,
+) -> Result<ServiceHandle, RuntimeError> {
+    if config.webhook_secret.is_empty() {
+        return Err(RuntimeError::Config("the webhook secret (GITHUB_WEBHOOK_SECRET) must not be empty".into()));
+    }
+    let addr = config.http_addr;
+    let intake = Arc::new(Intake::new(store, ctx.producer.clone(), source));
+    let server = ops::serve(addr, router(config, intake, ctx.metrics.clone()), shutdown).await?;
+    let http_addr = server.addr;
+    let task = tokio::spawn(async move {
+        match server.task.await {
+            Ok(r) => r.map_err(RuntimeError::Io),
+            Err(e) => Err(RuntimeError::Io(std::io::Error::other(e))),
+        }
+    });
+    Ok(ServiceHandle {
+        name: "gateway".into(),
+        http_addr,
+        tasks: vec![task],
+    })
+}

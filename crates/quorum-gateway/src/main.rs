@@ -1,0 +1,31 @@
+//! The `gateway` binary.
+
+use std::sync::Arc;
+
+use clap::Parser;
+use quorum_gateway::{GatewayConfig, start};
+
+#[derive(Parser)]
+#[command(about = "Receives GitHub webhooks and enqueues review jobs")]
+struct Args {
+    #[command(flatten)]
+    common: quorum_runtime::CommonArgs,
+    /// The webhook secret configured on GitHub.
+    #[arg(long, env = "GITHUB_WEBHOOK_SECRET", hide_env_values = true)]
+    webhook_secret: String,
+    /// Local repositories served as the change source: `owner/name=/path,...`.
+    #[arg(long, env = "QUORUM_LOCAL_REPOS", default_value = "")]
+    local_repos: String,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    quorum_runtime::telemetry::init_logging(!args.common.text_logs);
+    let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
+    let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
+    let source = Arc::new(quorum_scm::LocalRepos::parse(&args.local_repos)?);
+    let config = GatewayConfig::new(args.common.http_addr, args.webhook_secret.into_bytes());
+    start(config, &ctx, store, source, quorum_runtime::shutdown::on_signal()).await?.wait().await?;
+    Ok(())
+}

@@ -1,0 +1,142 @@
+//! The publisher (F-PUB-1..4), the only service that writes to the SCM.
+//!
+//! One review per job: a guard key per job makes a redelivered
+//! `review.completed` a no-op, and is removed when posting fails so the retry
+//! can post (after 3 failures the runtime dead-letters the message). Comments
+//! already on the PR (by fingerprint) are not repeated. When the sink refuses
+//! an inline comment, it moves to the body and the post is retried once — a
+//! comment is never dropped. In draft mode the review is stored, not posted.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use quorum_core::review::build_review;
+use quorum_core::{PublishMode, Review, RunState};
+use quorum_events::{CompletedReview, ConsumerGroup};
+use quorum_runtime::{
+    CancellationToken, Delivery, Handler, HandlerError, Metrics, OutMessage, RuntimeError, ServiceContext,
+    ServiceHandle, WorkerSpec, now_ms, start_worker_service,
+};
+use quorum_scm::{ReviewSink, SinkError};
+use quorum_store::StateStore;
+use tracing::info;
+
+pub struct Publisher {
+    store: Arc<dyn StateStore>,
+    sink: Arc<dyn ReviewSink>,
+    metrics: Metrics,
+}
+
+/// What happened to a completed review.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Posted,
+    Drafted,
+    AlreadyPublished,
+}
+
+impl Publisher {
+    pub fn new(store: Arc<dyn StateStore>, sink: Arc<dyn ReviewSink>, metrics: Metrics) -> Self {
+        Publisher { store, sink, metrics }
+    }
+
+    /// The review a completed job turns into, minus comments already posted.
+    pub async fn build(&self, completed: &CompletedReview) -> Result<Review, HandlerError> {
+        let posted = self
+            .sink
+            .existing_fingerprints(&completed.request)
+            .await
+            .map_err(HandlerError::retryable)?;
+        let diffs = completed.request.diffs();
+        let (inline, body_comments) = build_review(&completed.request.job_id, &completed.kept(), &diffs, &posted);
+        Ok(Review {
+            job_id: completed.request.job_id.clone(),
+            verdict: completed.verdict,
+            summary: completed.summary.clone(),
+            inline,
+            body_comments,
+            agents: completed.agents.clone(),
+            rejected: completed
+                .judged
+                .iter()
+                .filter(|j| !j.keep)
+                .map(|j| (j.finding.clone(), j.reason.clone()))
+                .collect(),
+        })
+    }
+
+    pub async fn publish(&self, completed: &CompletedReview) -> Result<Outcome, HandlerError> {
+        let job_id = &completed.request.job_id;
+        let guard = format!("publish:{job_id}");
+        if !self.store.acquire_guard(&guard).await.map_err(HandlerError::retryable)? {
+            return Ok(Outcome::AlreadyPublished);
+        }
+        match self.publish_guarded(completed).await {
+            Ok(o) => Ok(o),
+            Err(e) => {
+                // Let the retry post.
+                let _ = self.store.release_guard(&guard).await;
+                let _ = self.store.set_run_state(job_id, RunState::Failed, Some(&e.to_string())).await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn publish_guarded(&self, completed: &CompletedReview) -> Result<Outcome, HandlerError> {
+        let job_id = &completed.request.job_id;
+        let mut review = self.build(completed).await?;
+        if completed.request.policy.publish_mode == PublishMode::Draft {
+            let json = serde_json::to_string(&review).map_err(HandlerError::fatal)?;
+            self.store.put_draft(job_id, &json).await.map_err(HandlerError::retryable)?;
+            self.store.set_run_state(job_id, RunState::Draft, None).await.map_err(HandlerError::retryable)?;
+            return Ok(Outcome::Drafted);
+        }
+        let mut moved_once = false;
+        loop {
+            match self.sink.post(&completed.request, &review).await {
+                Ok(posted) => {
+                    info!(job_id = %job_id, location = %posted.location, inline = review.inline.len(), "review published");
+                    break;
+                }
+                Err(SinkError::InlineRejected { index, reason }) if !moved_once && index < review.inline.len() => {
+                    info!(job_id = %job_id, %reason, "inline comment refused; moving it to the body");
+                    review.move_inline_to_body(index);
+                    moved_once = true;
+                }
+                Err(e) => return Err(HandlerError::retryable(e)),
+            }
+        }
+        self.store.set_run_state(job_id, RunState::Published, None).await.map_err(HandlerError::retryable)?;
+        let latency = now_ms().saturating_sub(completed.request.requested_at_ms) as f64 / 1000.0;
+        self.metrics.webhook_to_review.with_label_values(&["direct"]).observe(latency);
+        Ok(Outcome::Posted)
+    }
+}
+
+struct CompletedHandler(Publisher);
+
+#[async_trait]
+impl Handler for CompletedHandler {
+    async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
+        let completed: CompletedReview = d.decode()?;
+        self.0.publish(&completed).await?;
+        Ok(vec![])
+    }
+}
+
+pub async fn start(
+    http_addr: std::net::SocketAddr,
+    ctx: &ServiceContext,
+    store: Arc<dyn StateStore>,
+    sink: Arc<dyn ReviewSink>,
+    shutdown: CancellationToken,
+) -> Result<ServiceHandle, RuntimeError> {
+    let group = ConsumerGroup::Publisher;
+    let spec = WorkerSpec {
+        service: group.name().into(),
+        group: group.name().into(),
+        topic: group.topic(),
+    };
+    let handler = Arc::new(CompletedHandler(Publisher::new(store, sink, ctx.metrics.clone())));
+    start_worker_service(ctx, spec, handler, http_addr, shutdown).await
+}

@@ -1,0 +1,29 @@
+//! The `publisher` binary (local sink until the GitHub sink lands).
+
+use std::sync::Arc;
+
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(about = "Publishes one review per job")]
+struct Args {
+    #[command(flatten)]
+    common: quorum_runtime::CommonArgs,
+    /// Also print each review as Markdown on stdout.
+    #[arg(long, env = "QUORUM_PRINT_REVIEWS")]
+    print: bool,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    quorum_runtime::telemetry::init_logging(!args.common.text_logs);
+    let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
+    let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
+    let sink = Arc::new(quorum_scm::LocalSink::new(store.clone(), args.print));
+    quorum_publisher::start(args.common.http_addr, &ctx, store, sink, quorum_runtime::shutdown::on_signal())
+        .await?
+        .wait()
+        .await?;
+    Ok(())
+}
