@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use quorum_core::{Category, FileDiff, Severity};
 use regex::Regex;
 
-use super::{Hit, Rule, RuleMeta, replaced_pairs};
+use super::{Hit, Rule, RuleMeta, similar_pairs};
 use crate::lang::Lang;
 
 /// Comparison operators and their negation.
@@ -16,17 +16,20 @@ const NEGATION: [(&str, &str); 6] = [(">=", "<"), ("<=", ">"), ("==", "!="), ("<
 /// Boundary moves: same direction, other inclusiveness.
 const BOUNDARY: [(&str, &str); 4] = [("<", "<="), ("<=", "<"), (">", ">="), (">=", ">")];
 
-static CMP: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(<=|>=|==|!=|<|>)").unwrap());
+/// `lhs op rhs` where each side is a name, attribute, call or literal.
+static CMP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"([\w.]+(?:\([^()]*\))?|"[^"]*"|'[^']*')\s*(<=|>=|==|!=|<|>)\s*([\w.]+(?:\([^()]*\))?|"[^"]*"|'[^']*')"#).unwrap()
+});
 
-/// Splits a line around its only comparison operator.
-fn split_comparison(line: &str) -> Option<(&str, &str, &str)> {
-    let ops: Vec<_> = CMP.find_iter(line).collect();
-    // `->` annotations and `<<`/`>>` shifts are not comparisons.
-    if ops.len() != 1 || line.contains("->") || line.contains("<<") || line.contains(">>") || line.contains("=>") {
-        return None;
+/// Every comparison of a line as (lhs, op, rhs). Lines with arrows or shifts
+/// are skipped: their `<`/`>` are not comparisons.
+fn comparisons(line: &str) -> Vec<(String, &str, String)> {
+    if line.contains("->") || line.contains("<<") || line.contains(">>") || line.contains("=>") {
+        return vec![];
     }
-    let m = ops[0];
-    Some((line[..m.start()].trim(), m.as_str(), line[m.end()..].trim()))
+    CMP.captures_iter(line)
+        .map(|c| (c[1].to_string(), c.get(2).map_or("", |m| m.as_str()), c[3].to_string()))
+        .collect()
 }
 
 fn is_guard(line: &str) -> bool {
@@ -59,21 +62,40 @@ impl Rule for ConditionChanged {
         }
         let mut hits = Vec::new();
         for h in &file.hunks {
-            for (old, n, new) in replaced_pairs(h) {
-                let (Some((ol, oop, or)), Some((nl, nop, nr))) = (split_comparison(old), split_comparison(new)) else {
-                    continue;
-                };
-                if ol != nl || or != nr || !is_guard(new) {
+            for (old, n, new) in similar_pairs(h) {
+                if !is_guard(new) {
                     continue;
                 }
+                let before = comparisons(old);
+                let after = comparisons(new);
+                // The same operands compared the opposite way (or with the
+                // boundary moved), and the old comparison is gone.
+                let change = after.iter().find_map(|(l, op, r)| {
+                    let same_ops = |(ol, _, or): &&(String, &str, String)| ol == l && or == r;
+                    let old = before.iter().filter(same_ops).map(|(_, o, _)| *o).collect::<Vec<_>>();
+                    if old.contains(op) {
+                        return None;
+                    }
+                    old.iter().find_map(|o| {
+                        if NEGATION.contains(&(*o, *op)) {
+                            Some(true)
+                        } else if BOUNDARY.contains(&(*o, *op)) {
+                            Some(false)
+                        } else {
+                            None
+                        }
+                    })
+                });
                 let detail = format!("`{}` became `{}`", old.trim(), new.trim());
-                if NEGATION.contains(&(oop, nop)) {
-                    hits.push(Hit::at(n, detail));
-                } else if BOUNDARY.contains(&(oop, nop)) {
-                    let mut hit = Hit::at(n, detail);
-                    hit.severity = Some(Severity::Minor);
-                    hit.confidence = Some(0.6);
-                    hits.push(hit);
+                match change {
+                    Some(true) => hits.push(Hit::at(n, detail)),
+                    Some(false) => {
+                        let mut hit = Hit::at(n, detail);
+                        hit.severity = Some(Severity::Minor);
+                        hit.confidence = Some(0.6);
+                        hits.push(hit);
+                    }
+                    None => {}
                 }
             }
         }
@@ -107,7 +129,7 @@ impl Rule for OffsetShift {
         }
         let mut hits = Vec::new();
         for h in &file.hunks {
-            for (old, n, new) in replaced_pairs(h) {
+            for (old, n, new) in similar_pairs(h) {
                 let dropped = SHIFTED.captures(old).filter(|c| {
                     let plain = format!("{} * {}", &c[1], &c[2]);
                     normalise(new).contains(&normalise(&plain)) && !SHIFTED.is_match(new)
@@ -146,6 +168,14 @@ mod tests {
         let h = hits(&ConditionChanged, &["-    if n < limit:", "+    if n <= limit:"]);
         assert_eq!(h[0].severity, Some(Severity::Minor));
         assert_eq!(hits(&ConditionChanged, &["-    while x == y:", "+    while x != y:"]).len(), 1);
+        // A restructured guard: the conjunction split out, the comparison flipped.
+        let h = hits(&ConditionChanged, &[
+            "-    return user.enabled and len(user.keys) > limit",
+            "+    if not user.enabled:",
+            "+        return False",
+            "+    return len(user.keys) <= limit",
+        ]);
+        assert_eq!(h.iter().map(|h| h.line).collect::<Vec<_>>(), vec![3]);
     }
 
     #[test]
@@ -162,6 +192,18 @@ mod tests {
     fn offsets() {
         assert_eq!(hits(&OffsetShift, &["-    return (page - 1) * size", "+    return page * size"]).len(), 1);
         assert_eq!(hits(&OffsetShift, &["-    start = page * size", "+    start = (page - 1) * size"]).len(), 1);
+        // Validation merged above it: the offset line still pairs with its old self.
+        assert_eq!(
+            hits(&OffsetShift, &[
+                "-    if n < 1:",
+                "-        raise ValueError('n')",
+                "-    return (n - 1) * per_page",
+                "+    if n < 1 or per_page < 1:",
+                "+        raise ValueError('bad')",
+                "+    return n * per_page",
+            ]).len(),
+            1
+        );
         assert!(hits(&OffsetShift, &["-    return (page - 1) * size", "+    return (page - 1) * size  # 1-based"]).is_empty());
         assert!(hits(&OffsetShift, &["-    return (page - 1) * size", "+    return (page - 1) * per_page"]).is_empty());
     }

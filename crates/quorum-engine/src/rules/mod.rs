@@ -141,12 +141,32 @@ pub fn removed_with_anchor(h: &Hunk) -> Vec<(u32, &str)> {
     out
 }
 
-/// Pairs of (removed, added) lines that replaced each other in a hunk: the
-/// i-th removed line of a change block with the i-th added line.
-pub fn replaced_pairs(h: &Hunk) -> Vec<(&str, u32, &str)> {
+/// (removed, new line number, added) pairs of lines that replaced each other:
+/// each added line of a change block (removed lines followed by added lines)
+/// is paired with the removed line it most resembles (word-set Jaccard ≥
+/// 1/3), so a restructured block (lines merged, split or reordered) still
+/// pairs up.
+pub fn similar_pairs(h: &Hunk) -> Vec<(&str, u32, &str)> {
+    fn words(s: &str) -> std::collections::BTreeSet<&str> {
+        s.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect()
+    }
     fn flush<'a>(removed: &mut Vec<&'a str>, added: &mut Vec<(u32, &'a str)>, out: &mut Vec<(&'a str, u32, &'a str)>) {
-        for (r, (n, a)) in removed.iter().zip(added.iter()) {
-            out.push((*r, *n, *a));
+        for (n, a) in added.iter() {
+            let wa = words(a);
+            let best = removed
+                .iter()
+                .map(|r| {
+                    let wr = words(r);
+                    let inter = wa.intersection(&wr).count() as f64;
+                    let union = wa.union(&wr).count().max(1) as f64;
+                    (inter / union, *r)
+                })
+                .max_by(|x, y| x.0.total_cmp(&y.0));
+            if let Some((sim, r)) = best {
+                if sim >= 1.0 / 3.0 {
+                    out.push((r, *n, *a));
+                }
+            }
         }
         removed.clear();
         added.clear();
