@@ -1,0 +1,190 @@
+//! The gateway started in the test on port 0, against the embedded broker,
+//! driven with real octokit payloads over HTTP.
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use quorum_events::{Payload, ReviewRequested, Topic};
+use quorum_gateway::{GatewayConfig, signature::sign, start};
+use quorum_runtime::{CancellationToken, ServiceContext};
+use quorum_scm::{LocalGit, LocalRepos};
+use quorum_store::{MemoryStore, StateStore};
+use rdkafka::ClientConfig;
+use rdkafka::Message;
+use rdkafka::consumer::{Consumer, StreamConsumer};
+
+const SECRET: &[u8] = b"test-secret";
+
+struct Setup {
+    addr: std::net::SocketAddr,
+    ctx: ServiceContext,
+    store: Arc<dyn StateStore>,
+    base: String,
+    head: String,
+    _repo: tempfile::TempDir,
+    _stop: CancellationToken,
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+async fn setup() -> Setup {
+    let repo = tempfile::tempdir().unwrap();
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.path().join("app.py"), "def f():\n    return 1\n").unwrap();
+    git(repo.path(), &["add", "."]);
+    git(repo.path(), &["commit", "-qm", "base"]);
+    let base = git(repo.path(), &["rev-parse", "HEAD"]);
+    std::fs::write(repo.path().join("app.py"), "def f():\n    return eval(input())\n").unwrap();
+    git(repo.path(), &["commit", "-qam", "head"]);
+    let head = git(repo.path(), &["rev-parse", "HEAD"]);
+
+    let ctx = ServiceContext::embedded(|_| {}).unwrap();
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    let mut repos = LocalRepos::new();
+    repos.insert("Codertocat/Hello-World", LocalGit::open(repo.path()).unwrap());
+    let stop = CancellationToken::new();
+    let mut config = GatewayConfig::new("127.0.0.1:0".parse().unwrap(), SECRET);
+    config.max_body_bytes = 64 * 1024;
+    let handle = start(config, &ctx, store.clone(), Arc::new(repos), stop.clone()).await.unwrap();
+    Setup {
+        addr: handle.http_addr,
+        ctx,
+        store,
+        base,
+        head,
+        _repo: repo,
+        _stop: stop,
+    }
+}
+
+/// octokit's real `pull_request.opened` example, pointed at our repository's commits.
+fn opened(base: &str, head: &str) -> Vec<u8> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures/github/octokit-webhooks/payload-examples/api.github.com/pull_request/opened.payload.json"
+    );
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    v["pull_request"]["base"]["sha"] = base.into();
+    v["pull_request"]["head"]["sha"] = head.into();
+    serde_json::to_vec(&v).unwrap()
+}
+
+async fn post(addr: std::net::SocketAddr, event: &str, body: Vec<u8>, signature: Option<String>) -> (u16, serde_json::Value) {
+    let mut req = reqwest::Client::new()
+        .post(format!("http://{addr}/webhooks/github"))
+        .header("x-github-event", event)
+        .header("content-type", "application/json");
+    if let Some(sig) = signature {
+        req = req.header("x-hub-signature-256", sig);
+    }
+    let resp = req.body(body).send().await.unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(serde_json::Value::Null))
+}
+
+async fn signed(addr: std::net::SocketAddr, event: &str, body: Vec<u8>) -> (u16, serde_json::Value) {
+    let sig = sign(SECRET, &body);
+    post(addr, event, body, Some(sig)).await
+}
+
+/// Every message on `pr.review.requested`, read until the topic is quiet.
+async fn requests(ctx: &ServiceContext) -> Vec<ReviewRequested> {
+    let c: StreamConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &ctx.bus.brokers)
+        .set("group.id", "inspector")
+        .set("auto.offset.reset", "earliest")
+        .create()
+        .unwrap();
+    c.subscribe(&[Topic::ReviewRequested.name()]).unwrap();
+    let mut out = Vec::new();
+    // The first join takes ~3 s on the mock; after a message, 2 s of quiet ends it.
+    let mut wait = Duration::from_secs(15);
+    while let Ok(Ok(m)) = tokio::time::timeout(wait, c.recv()).await {
+        out.push(ReviewRequested::decode(m.payload().unwrap()).unwrap());
+        wait = Duration::from_secs(2);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_are_refused_and_nothing_is_enqueued() {
+    let s = setup().await;
+    let body = opened(&s.base, &s.head);
+    assert_eq!(post(s.addr, "pull_request", body.clone(), None).await.0, 401);
+    let (status, err) = post(s.addr, "pull_request", body.clone(), Some(sign(b"wrong", &body))).await;
+    assert_eq!(status, 401);
+    assert!(err["error"].as_str().unwrap().contains("does not match"), "{err}");
+    assert_eq!(post(s.addr, "pull_request", body.clone(), Some("sha256=nothex".into())).await.0, 401);
+    let (status, err) = signed(s.addr, "pull_request", b"{not json".to_vec()).await;
+    assert_eq!(status, 400);
+    assert!(err["error"].as_str().unwrap().contains("malformed"), "{err}");
+    assert_eq!(signed(s.addr, "pull_request", vec![b' '; 70 * 1024]).await.0, 413);
+    // A commit the repository does not have: the change cannot be reviewed.
+    let unknown = opened(&s.base, "0123456789abcdef0123456789abcdef01234567");
+    assert_eq!(signed(s.addr, "pull_request", unknown).await.0, 422);
+    assert!(s.store.list_jobs(10).await.unwrap().is_empty());
+    assert!(requests(&s.ctx).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ping_and_unhandled_events_are_acknowledged() {
+    let s = setup().await;
+    let ping = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures/github/octokit-webhooks/payload-examples/api.github.com/ping/payload.json"
+    ))
+    .unwrap();
+    assert_eq!(signed(s.addr, "ping", ping).await.0, 200);
+    let closed = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures/github/octokit-webhooks/payload-examples/api.github.com/pull_request/closed.payload.json"
+    ))
+    .unwrap();
+    let (status, body) = signed(s.addr, "pull_request", closed).await;
+    assert_eq!((status, body["action"].as_str()), (202, Some("closed")));
+    assert!(s.store.list_jobs(10).await.unwrap().is_empty());
+    let metrics = reqwest::get(format!("http://{}/metrics", s.addr)).await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("quorum_gateway_requests_total{status=\"202\"} 1"), "{metrics}");
+    assert_eq!(reqwest::get(format!("http://{}/healthz", s.addr)).await.unwrap().status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redelivered_webhooks_return_the_same_job_and_enqueue_once() {
+    let s = setup().await;
+    let body = opened(&s.base, &s.head);
+    let (status, first) = signed(s.addr, "pull_request", body.clone()).await;
+    assert_eq!(status, 202, "{first}");
+    let job_id = first["job_id"].as_str().unwrap().to_string();
+    // Sequential and concurrent redeliveries of the same delivery.
+    let (status, again) = signed(s.addr, "pull_request", body.clone()).await;
+    assert_eq!((status, again["job_id"].as_str(), again["duplicate"].as_bool()), (200, Some(job_id.as_str()), Some(true)));
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let (addr, body) = (s.addr, body.clone());
+        tasks.push(tokio::spawn(async move { signed(addr, "pull_request", body).await }));
+    }
+    for t in tasks {
+        let (status, r) = t.await.unwrap();
+        assert_eq!((status, r["job_id"].as_str()), (200, Some(job_id.as_str())));
+    }
+    let published = requests(&s.ctx).await;
+    assert_eq!(published.len(), 1, "one job on the bus");
+    let req = &published[0].request;
+    assert_eq!(req.job_id, job_id);
+    assert_eq!(req.repo.full_name, "Codertocat/Hello-World");
+    assert_eq!(req.head_sha, s.head);
+    assert!(req.files[0].patch.as_deref().unwrap().contains("+    return eval(input())"));
+    let job = s.store.get_job(&job_id).await.unwrap().unwrap();
+    assert_eq!(job.request.number, 2);
+}

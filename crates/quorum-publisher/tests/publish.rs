@@ -1,0 +1,149 @@
+//! The publisher against a scripted sink (failures, refused inline lines)
+//! and against the real local sink (fingerprints across pushes).
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use quorum_core::{AgentRole, Category, Evidence, FileChange, FileStatus, Finding, PublishMode, Review, ReviewRequest, RunState, Severity, Verdict};
+use quorum_events::{CompletedReview, JudgedFinding, SCHEMA_VERSION};
+use quorum_publisher::{Outcome, Publisher};
+use quorum_runtime::Metrics;
+use quorum_scm::{LocalSink, Posted, ReviewSink, SinkError};
+use quorum_store::{MemoryStore, StateStore, contract::sample_job};
+
+/// A sink that fails `failures` times, refuses inline comments on `refuse_line`, and records posts.
+#[derive(Default)]
+struct ScriptedSink {
+    failures: Mutex<u32>,
+    refuse_line: Option<u32>,
+    posted: Mutex<Vec<Review>>,
+}
+
+#[async_trait]
+impl ReviewSink for ScriptedSink {
+    async fn existing_fingerprints(&self, _: &ReviewRequest) -> Result<Vec<String>, SinkError> {
+        Ok(vec![])
+    }
+    async fn post(&self, _: &ReviewRequest, review: &Review) -> Result<Posted, SinkError> {
+        {
+            let mut f = self.failures.lock().unwrap();
+            if *f > 0 {
+                *f -= 1;
+                return Err(SinkError::Failed("HTTP 502 from the SCM".into()));
+            }
+        }
+        if let Some(i) = review.inline.iter().position(|c| Some(c.line) == self.refuse_line) {
+            return Err(SinkError::InlineRejected { index: i, reason: "line must be part of the diff".into() });
+        }
+        self.posted.lock().unwrap().push(review.clone());
+        Ok(Posted { location: "scripted".into() })
+    }
+}
+
+fn finding(line: u32) -> Finding {
+    Finding {
+        file: "a.py".into(),
+        line,
+        start_line: None,
+        category: Category::Bug,
+        severity: Severity::Major,
+        confidence: 0.9,
+        title: format!("issue on {line}"),
+        explanation: "why".into(),
+        suggestion: None,
+        rule: Some(format!("rule-{line}")),
+        agent: AgentRole::Static,
+        evidence: vec![Evidence { source: "rule".into(), detail: "d".into() }],
+        agreed_by: vec![],
+    }
+}
+
+fn completed(job: &str, lines: &[u32], mode: PublishMode) -> CompletedReview {
+    let mut request = sample_job(job, 1).request;
+    request.policy.publish_mode = mode;
+    request.files = vec![FileChange {
+        path: "a.py".into(),
+        old_path: None,
+        status: FileStatus::Modified,
+        patch: Some("@@ -1,3 +1,4 @@\n a\n+b\n c\n d\n".into()),
+    }];
+    CompletedReview {
+        schema_version: SCHEMA_VERSION,
+        request,
+        judged: lines
+            .iter()
+            .map(|l| JudgedFinding { finding: finding(*l), keep: true, reason: "ok".into() })
+            .chain(std::iter::once(JudgedFinding { finding: finding(3), keep: false, reason: "not in the diff".into() }))
+            .collect(),
+        verdict: Verdict::RequestChanges,
+        summary: "s".into(),
+        agents: vec![],
+    }
+}
+
+async fn setup(sink: Arc<dyn ReviewSink>, job: &str) -> (Publisher, Arc<dyn StateStore>) {
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    store.put_job(&sample_job(job, 1)).await.unwrap();
+    (Publisher::new(store.clone(), sink, Metrics::new()), store)
+}
+
+#[tokio::test]
+async fn one_review_per_job_even_when_redelivered() {
+    let sink = Arc::new(ScriptedSink::default());
+    let (p, store) = setup(sink.clone(), "j").await;
+    let c = completed("j", &[2], PublishMode::Direct);
+    assert_eq!(p.publish(&c).await.unwrap(), Outcome::Posted);
+    assert_eq!(p.publish(&c).await.unwrap(), Outcome::AlreadyPublished);
+    let posted = sink.posted.lock().unwrap();
+    assert_eq!(posted.len(), 1);
+    assert_eq!(posted[0].inline.len(), 1);
+    assert_eq!(posted[0].rejected.len(), 1, "rejected findings travel with the review");
+    assert_eq!(store.get_run("j").await.unwrap().unwrap().state, RunState::Published);
+}
+
+#[tokio::test]
+async fn a_failed_post_releases_the_guard_so_the_retry_posts() {
+    let sink = Arc::new(ScriptedSink { failures: Mutex::new(1), ..Default::default() });
+    let (p, store) = setup(sink.clone(), "j").await;
+    let c = completed("j", &[2], PublishMode::Direct);
+    assert!(p.publish(&c).await.is_err());
+    assert_eq!(store.get_run("j").await.unwrap().unwrap().state, RunState::Failed);
+    assert_eq!(p.publish(&c).await.unwrap(), Outcome::Posted);
+    assert_eq!(sink.posted.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_refused_inline_comment_moves_to_the_body_and_is_not_lost() {
+    let sink = Arc::new(ScriptedSink { refuse_line: Some(2), ..Default::default() });
+    let (p, _) = setup(sink.clone(), "j").await;
+    p.publish(&completed("j", &[2, 4], PublishMode::Direct)).await.unwrap();
+    let posted = sink.posted.lock().unwrap();
+    let r = &posted[0];
+    assert_eq!(r.inline.iter().map(|c| c.line).collect::<Vec<_>>(), vec![4]);
+    assert_eq!(r.body_comments.iter().map(|c| c.line).collect::<Vec<_>>(), vec![2]);
+}
+
+#[tokio::test]
+async fn draft_mode_stores_instead_of_posting() {
+    let sink = Arc::new(ScriptedSink::default());
+    let (p, store) = setup(sink.clone(), "j").await;
+    assert_eq!(p.publish(&completed("j", &[2], PublishMode::Draft)).await.unwrap(), Outcome::Drafted);
+    assert!(sink.posted.lock().unwrap().is_empty());
+    assert!(store.get_draft("j").await.unwrap().is_some());
+    assert_eq!(store.get_run("j").await.unwrap().unwrap().state, RunState::Draft);
+}
+
+#[tokio::test]
+async fn a_re_review_after_a_push_does_not_repeat_comments() {
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    let sink = Arc::new(LocalSink::new(store.clone(), false));
+    let p = Publisher::new(store.clone(), sink, Metrics::new());
+    for job in ["push-1", "push-2"] {
+        store.put_job(&sample_job(job, 1)).await.unwrap();
+    }
+    p.publish(&completed("push-1", &[2], PublishMode::Direct)).await.unwrap();
+    // Same PR (sample_job uses one repo and number), same finding, new head.
+    p.publish(&completed("push-2", &[2, 4], PublishMode::Direct)).await.unwrap();
+    let second: Review = serde_json::from_str(&store.get_review("push-2").await.unwrap().unwrap()).unwrap();
+    assert_eq!(second.inline.iter().map(|c| c.line).collect::<Vec<_>>(), vec![4], "only the new finding");
+}
