@@ -54,7 +54,10 @@ impl Handler for AgentHandler {
             diffs: &diffs,
         });
         for f in &findings {
-            self.metrics.findings.with_label_values(&[role.as_str(), f.category.as_str()]).inc();
+            self.metrics
+                .findings
+                .with_label_values(&[role.as_str(), f.category.as_str()])
+                .inc();
         }
         let result = AgentResult {
             schema_version: SCHEMA_VERSION,
@@ -71,7 +74,11 @@ impl Handler for AgentHandler {
 }
 
 /// Starts the agent of `config.role`.
-pub async fn start(config: AgentConfig, ctx: &ServiceContext, shutdown: CancellationToken) -> Result<ServiceHandle, RuntimeError> {
+pub async fn start(
+    config: AgentConfig,
+    ctx: &ServiceContext,
+    shutdown: CancellationToken,
+) -> Result<ServiceHandle, RuntimeError> {
     let group = ConsumerGroup::Agent(config.role);
     let spec = WorkerSpec {
         service: group.name().to_string(),
@@ -95,7 +102,15 @@ pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
     quorum_runtime::telemetry::init_logging(!args.common.text_logs);
     let ctx = ServiceContext::from_args(&args.common)?;
     let shutdown = quorum_runtime::shutdown::on_signal();
-    let handle = start(AgentConfig { role, http_addr: args.common.http_addr }, &ctx, shutdown).await?;
+    let handle = start(
+        AgentConfig {
+            role,
+            http_addr: args.common.http_addr,
+        },
+        &ctx,
+        shutdown,
+    )
+    .await?;
     handle.wait().await?;
     Ok(())
 }

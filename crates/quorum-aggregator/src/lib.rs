@@ -65,10 +65,18 @@ impl Aggregator {
 
     /// Records one result and flushes if the job is complete.
     pub async fn on_result(&self, result: &AgentResult) -> Result<Flush, HandlerError> {
-        let Some(job) = self.store.get_job(&result.job_id).await.map_err(HandlerError::retryable)? else {
+        let Some(job) = self
+            .store
+            .get_job(&result.job_id)
+            .await
+            .map_err(HandlerError::retryable)?
+        else {
             // Intake stores the job before publishing it, so this is a
             // result for a job we never accepted (or the store lost it).
-            return Err(HandlerError::retryable(format!("job {} is not in the store", result.job_id)));
+            return Err(HandlerError::retryable(format!(
+                "job {} is not in the store",
+                result.job_id
+            )));
         };
         let fresh = self.store.put_result(result).await.map_err(HandlerError::retryable)?;
         if fresh {
@@ -77,7 +85,11 @@ impl Aggregator {
                 .await
                 .map_err(HandlerError::retryable)?;
         }
-        let results = self.store.get_results(&result.job_id).await.map_err(HandlerError::retryable)?;
+        let results = self
+            .store
+            .get_results(&result.job_id)
+            .await
+            .map_err(HandlerError::retryable)?;
         let expected = &job.request.policy.agents;
         if expected.iter().all(|a| results.contains_key(a)) {
             return self.flush(&result.job_id, false).await;
@@ -88,7 +100,12 @@ impl Aggregator {
     /// Flushes a job with what it has; `late` marks missing agents `timeout`.
     pub async fn flush(&self, job_id: &str, late: bool) -> Result<Flush, HandlerError> {
         let guard = format!("flush:{job_id}");
-        if !self.store.acquire_guard(&guard).await.map_err(HandlerError::retryable)? {
+        if !self
+            .store
+            .acquire_guard(&guard)
+            .await
+            .map_err(HandlerError::retryable)?
+        {
             return Ok(Flush::AlreadyFlushed);
         }
         match self.publish(job_id, late).await {
@@ -120,7 +137,10 @@ impl Aggregator {
             .set_run_state(job_id, RunState::Aggregated, None)
             .await
             .map_err(HandlerError::retryable)?;
-        self.store.clear_pending(job_id).await.map_err(HandlerError::retryable)?;
+        self.store
+            .clear_pending(job_id)
+            .await
+            .map_err(HandlerError::retryable)?;
         info!(job_id, late, findings = payload.findings.len(), "job aggregated");
         Ok(())
     }
@@ -128,13 +148,21 @@ impl Aggregator {
     /// Flushes every job pending for longer than `deadline`.
     pub async fn sweep(&self, deadline: Duration) -> Result<usize, HandlerError> {
         let before = now_ms().saturating_sub(deadline.as_millis() as u64);
-        let due = self.store.pending_before(before).await.map_err(HandlerError::retryable)?;
+        let due = self
+            .store
+            .pending_before(before)
+            .await
+            .map_err(HandlerError::retryable)?;
         let mut flushed = 0;
         for job_id in due {
             match self.flush(&job_id, true).await? {
                 Flush::Flushed => flushed += 1,
                 // Flushed by the handler (or another replica) meanwhile.
-                _ => self.store.clear_pending(&job_id).await.map_err(HandlerError::retryable)?,
+                _ => self
+                    .store
+                    .clear_pending(&job_id)
+                    .await
+                    .map_err(HandlerError::retryable)?,
             }
         }
         Ok(flushed)
@@ -164,7 +192,11 @@ pub fn aggregate(
             }
             None => agents.push(AgentReport {
                 agent: *role,
-                status: if late { AgentStatus::Timeout } else { AgentStatus::Pending },
+                status: if late {
+                    AgentStatus::Timeout
+                } else {
+                    AgentStatus::Pending
+                },
                 duration_ms: 0,
                 findings: 0,
                 error: None,

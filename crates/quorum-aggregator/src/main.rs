@@ -21,6 +21,9 @@ async fn main() -> anyhow::Result<()> {
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
     let mut config = AggregatorConfig::new(args.common.http_addr);
     config.deadline = std::time::Duration::from_secs(args.deadline_secs);
-    start(config, &ctx, store, quorum_runtime::shutdown::on_signal()).await?.wait().await?;
+    start(config, &ctx, store, quorum_runtime::shutdown::on_signal())
+        .await?
+        .wait()
+        .await?;
     Ok(())
 }

@@ -27,7 +27,10 @@ fn finding(agent: AgentRole, line: u32) -> Finding {
         suggestion: None,
         rule: None,
         agent,
-        evidence: vec![Evidence { source: "t".into(), detail: "d".into() }],
+        evidence: vec![Evidence {
+            source: "t".into(),
+            detail: "d".into(),
+        }],
         agreed_by: vec![],
     }
 }
@@ -74,17 +77,38 @@ async fn duplicates_are_ignored_and_agreement_is_merged() {
     let mut dup = static_result.clone();
     dup.findings.push(finding(AgentRole::Static, 90));
     assert_eq!(agg.on_result(&dup).await.unwrap(), Flush::Waiting);
-    agg.on_result(&result("j", AgentRole::Security, vec![finding(AgentRole::Security, 41)])).await.unwrap();
-    agg.on_result(&result("j", AgentRole::Reviewer, vec![finding(AgentRole::Reviewer, 43)])).await.unwrap();
-    assert_eq!(agg.on_result(&result("j", AgentRole::Tests, vec![])).await.unwrap(), Flush::Flushed);
+    agg.on_result(&result(
+        "j",
+        AgentRole::Security,
+        vec![finding(AgentRole::Security, 41)],
+    ))
+    .await
+    .unwrap();
+    agg.on_result(&result(
+        "j",
+        AgentRole::Reviewer,
+        vec![finding(AgentRole::Reviewer, 43)],
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        agg.on_result(&result("j", AgentRole::Tests, vec![])).await.unwrap(),
+        Flush::Flushed
+    );
     // A late duplicate after the flush does not flush again.
-    assert_eq!(agg.on_result(&result("j", AgentRole::Tests, vec![])).await.unwrap(), Flush::AlreadyFlushed);
+    assert_eq!(
+        agg.on_result(&result("j", AgentRole::Tests, vec![])).await.unwrap(),
+        Flush::AlreadyFlushed
+    );
 
     let out = aggregated(&ctx).await;
     assert_eq!(out.len(), 1);
     let f = &out[0].findings;
     assert_eq!(f.len(), 1, "lines 40/41/43 from three agents are one finding: {f:#?}");
-    assert_eq!(f[0].agreed_by, vec![AgentRole::Static, AgentRole::Reviewer, AgentRole::Security]);
+    assert_eq!(
+        f[0].agreed_by,
+        vec![AgentRole::Static, AgentRole::Reviewer, AgentRole::Security]
+    );
     assert!(f[0].confidence > 0.9);
     assert_eq!(store.get_run("j").await.unwrap().unwrap().state, RunState::Aggregated);
 }
@@ -126,7 +150,10 @@ async fn two_replicas_flush_a_job_exactly_once() {
         }
         // Both replicas race to flush (the handler on one, the sweeper on the other).
         let (ra, rb) = tokio::join!(a.flush(&job, false), b.flush(&job, true));
-        let flushed = [ra.unwrap(), rb.unwrap()].iter().filter(|f| **f == Flush::Flushed).count();
+        let flushed = [ra.unwrap(), rb.unwrap()]
+            .iter()
+            .filter(|f| **f == Flush::Flushed)
+            .count();
         assert_eq!(flushed, 1, "{job}");
     }
     assert_eq!(aggregated(&ctx).await.len(), 10);

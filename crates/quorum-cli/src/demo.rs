@@ -34,7 +34,11 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<Review> {
     let case = load_case(&case_path).with_context(|| format!("loading case {}", case_path.display()))?;
     println!("▸ case {}: \"{}\"", case.id, case.title);
     let repo = build_case_repo(&args.fixture, &case)?;
-    println!("▸ PR head {} on base {} (temporary git repo)", &repo.head[..12], &repo.base[..12]);
+    println!(
+        "▸ PR head {} on base {} (temporary git repo)",
+        &repo.head[..12],
+        &repo.base[..12]
+    );
 
     let started = Instant::now();
     let ctx = ServiceContext::embedded(|_| {})?;
@@ -57,7 +61,11 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<Review> {
         shutdown,
     )
     .await?;
-    println!("▸ fleet up in {} ms; gateway on http://{}", started.elapsed().as_millis(), fleet.gateway);
+    println!(
+        "▸ fleet up in {} ms; gateway on http://{}",
+        started.elapsed().as_millis(),
+        fleet.gateway
+    );
 
     let client = reqwest::Client::new();
     let body = pull_request_payload(DEMO_REPO, 1, &repo.base, &repo.head, &case.title, &case.body);
@@ -68,7 +76,10 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<Review> {
     println!("▸ webhook accepted: job {}", accepted.job_id);
     let review = wait_for_review(store.as_ref(), &accepted.job_id, Duration::from_secs(120)).await?;
     let latency = sent.elapsed();
-    println!("▸ review published {} ms after the webhook was accepted\n", latency.as_millis());
+    println!(
+        "▸ review published {} ms after the webhook was accepted\n",
+        latency.as_millis()
+    );
     println!("{}", review.render_markdown());
     fleet.stop().await?;
     Ok(review)

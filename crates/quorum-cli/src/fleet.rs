@@ -91,11 +91,17 @@ pub async fn wait_for_review(store: &dyn StateStore, job_id: &str, timeout: Dura
         if let Some(run) = store.get_run(job_id).await? {
             match run.state {
                 RunState::Published => {
-                    let json = store.get_review(job_id).await?.context("published run without a stored review")?;
+                    let json = store
+                        .get_review(job_id)
+                        .await?
+                        .context("published run without a stored review")?;
                     return Ok(serde_json::from_str(&json)?);
                 }
                 RunState::Draft => {
-                    let json = store.get_draft(job_id).await?.context("draft run without a stored draft")?;
+                    let json = store
+                        .get_draft(job_id)
+                        .await?
+                        .context("draft run without a stored draft")?;
                     return Ok(serde_json::from_str(&json)?);
                 }
                 RunState::Failed => bail!("review {job_id} failed: {}", run.reason.unwrap_or_default()),

@@ -105,18 +105,30 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Broker { port } => {
             quorum_runtime::telemetry::init_logging(false);
-            let broker = EmbeddedBroker::start_on_port(port).await.context("starting the embedded broker")?;
+            let broker = EmbeddedBroker::start_on_port(port)
+                .await
+                .context("starting the embedded broker")?;
             println!("{}", broker.bootstrap_servers());
             quorum_runtime::shutdown::on_signal().cancelled().await;
             drop(broker);
         }
-        Command::Runs { redis_url, redis_prefix, limit } => {
+        Command::Runs {
+            redis_url,
+            redis_prefix,
+            limit,
+        } => {
             let store = quorum_store::connect(redis_url.as_deref(), &redis_prefix).await?;
             for id in store.list_jobs(limit).await? {
                 let run = store.get_run(&id).await?;
                 let state = run.as_ref().map(|r| r.state.as_str()).unwrap_or("unknown");
                 let agents = run
-                    .map(|r| r.agents.iter().map(|(a, s)| format!("{a}={}", s.as_str())).collect::<Vec<_>>().join(" "))
+                    .map(|r| {
+                        r.agents
+                            .iter()
+                            .map(|(a, s)| format!("{a}={}", s.as_str()))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
                     .unwrap_or_default();
                 println!("{id}  {state:<10}  {agents}");
             }

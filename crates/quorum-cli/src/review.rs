@@ -40,7 +40,13 @@ fn local_name(dir: &std::path::Path) -> String {
         .unwrap_or_else(|| "repo".into());
     let clean: String = base
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     let clean: String = clean.trim_start_matches(['-', '.']).chars().take(100).collect();
     if clean.is_empty() {

@@ -29,7 +29,12 @@ fn anchor_line(case_id: &str) -> (String, u32) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_publishes_an_inline_finding_on_the_seeded_line() {
     let case = "01-sql-fstring-email-lookup";
-    let review = run(DemoArgs { fixture: fixture(), case: case.into() }).await.unwrap();
+    let review = run(DemoArgs {
+        fixture: fixture(),
+        case: case.into(),
+    })
+    .await
+    .unwrap();
     let (file, line) = anchor_line(case);
     let hit = review
         .inline
@@ -39,12 +44,21 @@ async fn the_demo_publishes_an_inline_finding_on_the_seeded_line() {
     assert!(hit.body.contains("<!-- quorum:fp:"));
     assert_eq!(review.verdict, quorum_core::Verdict::RequestChanges);
     assert_eq!(review.agents.len(), 4);
-    assert!(review.agents.iter().all(|a| a.status == quorum_core::AgentStatus::Done), "{:?}", review.agents);
+    assert!(
+        review.agents.iter().all(|a| a.status == quorum_core::AgentStatus::Done),
+        "{:?}",
+        review.agents
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clean_change_is_approved() {
-    let review = run(DemoArgs { fixture: fixture(), case: "11-docstring-only".into() }).await.unwrap();
+    let review = run(DemoArgs {
+        fixture: fixture(),
+        case: "11-docstring-only".into(),
+    })
+    .await
+    .unwrap();
     assert_eq!(review.verdict, quorum_core::Verdict::Approve, "{review:#?}");
     assert!(review.inline.is_empty() && review.body_comments.is_empty());
 }

@@ -27,7 +27,11 @@ impl Drop for Procs {
 
 fn binary(name: &str) -> PathBuf {
     let p = bin_dir().join(name);
-    assert!(p.exists(), "{} is not built: run `cargo build --workspace --bins` (make test does)", p.display());
+    assert!(
+        p.exists(),
+        "{} is not built: run `cargo build --workspace --bins` (make test does)",
+        p.display()
+    );
     p
 }
 
@@ -51,8 +55,16 @@ async fn a_review_completes_across_separate_processes() {
         }
         procs.0.push((name.to_string(), cmd.spawn().unwrap()));
     };
-    spawn(&mut procs, "quorum", &["broker", "--port", &broker_port.to_string()], &[]);
-    assert!(wait_for_port(broker_port, Duration::from_secs(20)), "broker did not start");
+    spawn(
+        &mut procs,
+        "quorum",
+        &["broker", "--port", &broker_port.to_string()],
+        &[],
+    );
+    assert!(
+        wait_for_port(broker_port, Duration::from_secs(20)),
+        "broker did not start"
+    );
 
     let prefix = "e2e:".to_string();
     let common = |http: u16| {
@@ -71,24 +83,46 @@ async fn a_review_completes_across_separate_processes() {
     gw_env.push(("QUORUM_LOCAL_REPOS", format!("storefront/shop={}", repo.path.display())));
     spawn(&mut procs, "gateway", &[], &gw_env);
     let mut health = vec![gateway_port];
-    for name in ["agent-static", "agent-reviewer", "agent-security", "agent-tests", "aggregator", "critic", "publisher", "indexer"] {
+    for name in [
+        "agent-static",
+        "agent-reviewer",
+        "agent-security",
+        "agent-tests",
+        "aggregator",
+        "critic",
+        "publisher",
+        "indexer",
+    ] {
         let port = free_port();
         health.push(port);
         spawn(&mut procs, name, &[], &common(port));
     }
     for port in &health {
-        assert!(wait_for_port(*port, Duration::from_secs(30)), "a service did not open its port {port}");
+        assert!(
+            wait_for_port(*port, Duration::from_secs(30)),
+            "a service did not open its port {port}"
+        );
     }
     let client = reqwest::Client::new();
     for port in &health {
-        let r = client.get(format!("http://127.0.0.1:{port}/healthz")).send().await.unwrap();
+        let r = client
+            .get(format!("http://127.0.0.1:{port}/healthz"))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 200);
     }
 
     let body = pull_request_payload("storefront/shop", 7, &repo.base, &repo.head, &case.title, &case.body);
-    let (status, reply) = deliver(&client, format!("127.0.0.1:{gateway_port}").parse().unwrap(), b"multi-process", "pull_request", body)
-        .await
-        .unwrap();
+    let (status, reply) = deliver(
+        &client,
+        format!("127.0.0.1:{gateway_port}").parse().unwrap(),
+        b"multi-process",
+        "pull_request",
+        body,
+    )
+    .await
+    .unwrap();
     assert_eq!(status, 202, "{reply}");
     let accepted: Accepted = serde_json::from_value(reply).unwrap();
 
@@ -99,13 +133,19 @@ async fn a_review_completes_across_separate_processes() {
             let mut all = String::new();
             for (name, _) in &procs.0 {
                 let log = std::fs::read_to_string(logs.path().join(format!("{name}.log"))).unwrap_or_default();
-                all.push_str(&format!("--- {name}\n{}\n", log.lines().rev().take(15).collect::<Vec<_>>().join("\n")));
+                all.push_str(&format!(
+                    "--- {name}\n{}\n",
+                    log.lines().rev().take(15).collect::<Vec<_>>().join("\n")
+                ));
             }
             panic!("{e}\n{all}");
         }
     };
     assert!(
-        review.inline.iter().any(|c| c.path == "shop/auth.py" && c.body.contains("Weak hash")),
+        review
+            .inline
+            .iter()
+            .any(|c| c.path == "shop/auth.py" && c.body.contains("Weak hash")),
         "{review:#?}"
     );
     let run = store.get_run(&accepted.job_id).await.unwrap().unwrap();
@@ -113,6 +153,16 @@ async fn a_review_completes_across_separate_processes() {
     assert_eq!(run.agents.len(), 4);
     // The publisher counted the webhook-to-review latency.
     let publisher_port = health[7];
-    let metrics = client.get(format!("http://127.0.0.1:{publisher_port}/metrics")).send().await.unwrap().text().await.unwrap();
-    assert!(metrics.contains("quorum_webhook_to_review_seconds_count{mode=\"direct\"} 1"), "{metrics}");
+    let metrics = client
+        .get(format!("http://127.0.0.1:{publisher_port}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("quorum_webhook_to_review_seconds_count{mode=\"direct\"} 1"),
+        "{metrics}"
+    );
 }

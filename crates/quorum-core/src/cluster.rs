@@ -54,15 +54,9 @@ fn near(a: &Finding, b: &Finding) -> bool {
     let (a0, a1) = a.line_range();
     let (b0, b1) = b.line_range();
     // Distance between two ranges; 0 when they overlap.
-    let gap = if a1 < b0 {
-        b0 - a1
-    } else if b1 < a0 {
-        a0 - b1
-    } else {
-        0
-    };
-    gap <= LINE_WINDOW
-        && (a.category == b.category || title_similarity(&a.title, &b.title) >= SIMILARITY_THRESHOLD)
+    let gap = b0.saturating_sub(a1).max(a0.saturating_sub(b1));
+
+    gap <= LINE_WINDOW && (a.category == b.category || title_similarity(&a.title, &b.title) >= SIMILARITY_THRESHOLD)
 }
 
 /// Merges near-duplicates. Output order follows the first member of each
@@ -112,9 +106,7 @@ pub fn cluster_findings(findings: Vec<Finding>) -> Vec<Finding> {
                 .expect("cluster is never empty");
             let agents: BTreeSet<AgentRole> = members
                 .iter()
-                .flat_map(|&m| {
-                    std::iter::once(findings[m].agent).chain(findings[m].agreed_by.iter().copied())
-                })
+                .flat_map(|&m| std::iter::once(findings[m].agent).chain(findings[m].agreed_by.iter().copied()))
                 .collect();
             let mut rep = findings[best].clone();
             rep.confidence = agreement_confidence(rep.confidence, agents.len());
@@ -166,24 +158,69 @@ mod tests {
     #[test]
     fn three_agents_on_40_41_43_merge_into_one() {
         let out = cluster_findings(vec![
-            f(AgentRole::Static, 40, Category::Security, Severity::Major, 0.8, "SQL built from strings"),
-            f(AgentRole::Security, 41, Category::Security, Severity::Critical, 0.9, "SQL injection"),
-            f(AgentRole::Reviewer, 43, Category::Bug, Severity::Minor, 0.7, "SQL query built from user strings"),
+            f(
+                AgentRole::Static,
+                40,
+                Category::Security,
+                Severity::Major,
+                0.8,
+                "SQL built from strings",
+            ),
+            f(
+                AgentRole::Security,
+                41,
+                Category::Security,
+                Severity::Critical,
+                0.9,
+                "SQL injection",
+            ),
+            f(
+                AgentRole::Reviewer,
+                43,
+                Category::Bug,
+                Severity::Minor,
+                0.7,
+                "SQL query built from user strings",
+            ),
         ]);
         assert_eq!(out.len(), 1, "{out:#?}");
         let rep = &out[0];
         assert_eq!(rep.severity, Severity::Critical);
         assert_eq!(rep.agent, AgentRole::Security);
-        assert_eq!(rep.agreed_by, vec![AgentRole::Static, AgentRole::Reviewer, AgentRole::Security]);
+        assert_eq!(
+            rep.agreed_by,
+            vec![AgentRole::Static, AgentRole::Reviewer, AgentRole::Security]
+        );
         assert!((rep.confidence - agreement_confidence(0.9, 3)).abs() < 1e-9);
     }
 
     #[test]
     fn far_apart_or_unrelated_findings_stay_separate() {
         let out = cluster_findings(vec![
-            f(AgentRole::Static, 10, Category::Security, Severity::Major, 0.8, "weak hash"),
-            f(AgentRole::Reviewer, 14, Category::Security, Severity::Major, 0.8, "weak hash"),
-            f(AgentRole::Tests, 11, Category::Testing, Severity::Minor, 0.8, "no test covers this"),
+            f(
+                AgentRole::Static,
+                10,
+                Category::Security,
+                Severity::Major,
+                0.8,
+                "weak hash",
+            ),
+            f(
+                AgentRole::Reviewer,
+                14,
+                Category::Security,
+                Severity::Major,
+                0.8,
+                "weak hash",
+            ),
+            f(
+                AgentRole::Tests,
+                11,
+                Category::Testing,
+                Severity::Minor,
+                0.8,
+                "no test covers this",
+            ),
         ]);
         assert_eq!(out.len(), 3, "{out:#?}");
     }

@@ -166,10 +166,8 @@ pub fn parse_unified(text: &str) -> (Vec<FileDiff>, Vec<DiffError>) {
                 }
                 i += 1;
             }
-            if file.status == FileStatus::Removed {
-                if let Some(old) = &old_name {
-                    file.path = old.clone();
-                }
+            if let (FileStatus::Removed, Some(old)) = (file.status, &old_name) {
+                file.path = old.clone();
             }
             if file.status == FileStatus::Renamed || old_name.as_deref() != Some(&file.path) {
                 file.old_path = old_name.filter(|o| *o != file.path);
@@ -190,19 +188,12 @@ pub fn parse_unified(text: &str) -> (Vec<FileDiff>, Vec<DiffError>) {
 }
 
 fn split_lines(text: &str) -> Vec<&str> {
-    text.split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect()
+    text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect()
 }
 
 /// Parses consecutive hunks starting at `lines[*idx]`; stops at the first line
 /// that is neither a hunk header nor hunk content.
-fn parse_hunks(
-    lines: &[&str],
-    idx: &mut usize,
-    offset: usize,
-    errors: &mut Vec<DiffError>,
-) -> Vec<Hunk> {
+fn parse_hunks(lines: &[&str], idx: &mut usize, offset: usize, errors: &mut Vec<DiffError>) -> Vec<Hunk> {
     let mut hunks = Vec::new();
     while *idx < lines.len() {
         let header = lines[*idx];
@@ -297,9 +288,7 @@ fn parse_hunks(
         if old_left > 0 || new_left > 0 {
             errors.push(DiffError {
                 line: offset + *idx,
-                message: format!(
-                    "hunk at +{new_start} is truncated: {old_left} old and {new_left} new lines missing"
-                ),
+                message: format!("hunk at +{new_start} is truncated: {old_left} old and {new_left} new lines missing"),
             });
         }
         hunks.push(hunk);

@@ -136,13 +136,13 @@ impl Finding {
         if self.line == 0 {
             return Err(format!("finding in {} has line 0 (lines start at 1)", self.file));
         }
-        if let Some(s) = self.start_line {
-            if s == 0 || s > self.line {
-                return Err(format!(
-                    "finding in {}: start_line {s} must be between 1 and line {}",
-                    self.file, self.line
-                ));
-            }
+        if let Some(s) = self.start_line
+            && (s == 0 || s > self.line)
+        {
+            return Err(format!(
+                "finding in {}: start_line {s} must be between 1 and line {}",
+                self.file, self.line
+            ));
         }
         if !(0.0..=1.0).contains(&self.confidence) || self.confidence.is_nan() {
             return Err(format!(

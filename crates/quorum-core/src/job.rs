@@ -229,8 +229,7 @@ impl RunState {
 impl FromStr for RunState {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        serde_json::from_value(serde_json::Value::String(s.to_string()))
-            .map_err(|_| format!("unknown run state `{s}`"))
+        serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| format!("unknown run state `{s}`"))
     }
 }
 

@@ -132,7 +132,12 @@ pub fn parse_fingerprints(text: &str) -> Vec<String> {
 fn comment_body(f: &Finding) -> String {
     let mut s = format!(
         "**{}** ({}, {}, confidence {:.2}) — {}\n\n{}",
-        f.title, f.severity, f.category, f.confidence, agents_line(f), f.explanation
+        f.title,
+        f.severity,
+        f.category,
+        f.confidence,
+        agents_line(f),
+        f.explanation
     );
     if let Some(sugg) = &f.suggestion {
         let _ = write!(s, "\n\n```suggestion\n{sugg}\n```");
@@ -219,7 +224,11 @@ impl Review {
             }
         }
         if !self.rejected.is_empty() {
-            let _ = writeln!(s, "<details><summary>Rejected by critic ({})</summary>\n", self.rejected.len());
+            let _ = writeln!(
+                s,
+                "<details><summary>Rejected by critic ({})</summary>\n",
+                self.rejected.len()
+            );
             for (f, why) in &self.rejected {
                 let _ = writeln!(s, "- `{}:{}` {} — {}", f.file, f.line, f.title, why);
             }
@@ -231,7 +240,11 @@ impl Review {
                 Some(e) => format!("{} ({e})", a.status.as_str()),
                 None => a.status.as_str().to_string(),
             };
-            let _ = writeln!(s, "| {} | {} | {} | {} ms |", a.agent, status, a.findings, a.duration_ms);
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} ms |",
+                a.agent, status, a.findings, a.duration_ms
+            );
         }
         s
     }
@@ -278,13 +291,22 @@ mod tests {
     }
 
     fn diff() -> FileDiff {
-        parse_file_patch("a.py", None, FileStatus::Modified, "@@ -1,2 +1,3 @@\n a\n+b  =  1\n c\n").0
+        parse_file_patch(
+            "a.py",
+            None,
+            FileStatus::Modified,
+            "@@ -1,2 +1,3 @@\n a\n+b  =  1\n c\n",
+        )
+        .0
     }
 
     #[test]
     fn verdict_follows_max_severity() {
         assert_eq!(Verdict::from_findings(&[]), Verdict::Approve);
-        assert_eq!(Verdict::from_findings(&[finding("a", 1, Severity::Minor)]), Verdict::Comment);
+        assert_eq!(
+            Verdict::from_findings(&[finding("a", 1, Severity::Minor)]),
+            Verdict::Comment
+        );
         assert_eq!(
             Verdict::from_findings(&[finding("a", 1, Severity::Minor), finding("a", 1, Severity::Major)]),
             Verdict::RequestChanges

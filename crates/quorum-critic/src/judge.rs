@@ -32,7 +32,10 @@ pub fn judge_offline(findings: &[Finding], diffs: &[FileDiff]) -> Vec<JudgedFind
 
 fn decide(f: &Finding, diff: Option<&FileDiff>) -> (bool, String) {
     if f.confidence < KEEP_THRESHOLD {
-        return (false, format!("confidence {:.2} is under {KEEP_THRESHOLD}", f.confidence));
+        return (
+            false,
+            format!("confidence {:.2} is under {KEEP_THRESHOLD}", f.confidence),
+        );
     }
     if f.is_deterministic() {
         return (true, "deterministic rule; skips the judge".into());
@@ -107,7 +110,13 @@ mod tests {
 
     #[test]
     fn threshold_applies_to_everyone() {
-        let j = judge_offline(&[f(AgentRole::Static, "a.py", 11, 0.59), f(AgentRole::Reviewer, "a.py", 11, 0.59)], &[diff()]);
+        let j = judge_offline(
+            &[
+                f(AgentRole::Static, "a.py", 11, 0.59),
+                f(AgentRole::Reviewer, "a.py", 11, 0.59),
+            ],
+            &[diff()],
+        );
         assert!(j.iter().all(|j| !j.keep && j.reason.contains("under 0.6")));
     }
 
@@ -132,7 +141,13 @@ mod tests {
 
     #[test]
     fn verdict_and_summary() {
-        let j = judge_offline(&[f(AgentRole::Static, "a.py", 11, 0.9), f(AgentRole::Reviewer, "a.py", 90, 0.9)], &[diff()]);
+        let j = judge_offline(
+            &[
+                f(AgentRole::Static, "a.py", 11, 0.9),
+                f(AgentRole::Reviewer, "a.py", 90, 0.9),
+            ],
+            &[diff()],
+        );
         let (v, s) = summarise(&j);
         assert_eq!(v, Verdict::RequestChanges);
         assert!(s.contains("1 finding(s) kept") && s.contains("1 rejected"), "{s}");

@@ -15,9 +15,14 @@ async fn main() -> anyhow::Result<()> {
     quorum_runtime::telemetry::init_logging(!args.common.text_logs);
     let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
-    quorum_critic::start(args.common.http_addr, &ctx, store, quorum_runtime::shutdown::on_signal())
-        .await?
-        .wait()
-        .await?;
+    quorum_critic::start(
+        args.common.http_addr,
+        &ctx,
+        store,
+        quorum_runtime::shutdown::on_signal(),
+    )
+    .await?
+    .wait()
+    .await?;
     Ok(())
 }

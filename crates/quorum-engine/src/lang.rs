@@ -32,7 +32,8 @@ impl Lang {
 /// Whether a path looks like a test file.
 pub fn is_test_path(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
-    path.split('/').any(|seg| seg == "tests" || seg == "test" || seg == "__tests__")
+    path.split('/')
+        .any(|seg| seg == "tests" || seg == "test" || seg == "__tests__")
         || file.starts_with("test_")
         || file.ends_with("_test.py")
         || file.ends_with("_test.go")

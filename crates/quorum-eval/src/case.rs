@@ -96,9 +96,7 @@ pub fn load_case(path: &Path) -> Result<Case, CaseError> {
 /// Whether a case-relative path stays inside the fixture.
 pub fn safe_relative(p: &str) -> bool {
     let path = Path::new(p);
-    !p.is_empty()
-        && path.is_relative()
-        && path.components().all(|c| matches!(c, std::path::Component::Normal(_)))
+    !p.is_empty() && path.is_relative() && path.components().all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
 impl Case {
@@ -156,14 +154,36 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.py"), "x = 1\ny = 1\n").unwrap();
         let ok = case(vec![
-            Edit { file: "a.py".into(), find: "x = 1".into(), replace: "x = 2".into() },
-            Edit { file: "a.py".into(), find: "x = 2".into(), replace: "x = 3".into() },
+            Edit {
+                file: "a.py".into(),
+                find: "x = 1".into(),
+                replace: "x = 2".into(),
+            },
+            Edit {
+                file: "a.py".into(),
+                find: "x = 2".into(),
+                replace: "x = 3".into(),
+            },
         ]);
         ok.apply(dir.path()).unwrap();
-        assert_eq!(std::fs::read_to_string(dir.path().join("a.py")).unwrap(), "x = 3\ny = 1\n");
-        let twice = case(vec![Edit { file: "a.py".into(), find: " = ".into(), replace: "=".into() }]);
-        assert!(matches!(twice.apply(dir.path()), Err(CaseError::FindNotUnique { count: 2, .. })));
-        let escape = case(vec![Edit { file: "../a.py".into(), find: "x".into(), replace: "y".into() }]);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
+            "x = 3\ny = 1\n"
+        );
+        let twice = case(vec![Edit {
+            file: "a.py".into(),
+            find: " = ".into(),
+            replace: "=".into(),
+        }]);
+        assert!(matches!(
+            twice.apply(dir.path()),
+            Err(CaseError::FindNotUnique { count: 2, .. })
+        ));
+        let escape = case(vec![Edit {
+            file: "../a.py".into(),
+            find: "x".into(),
+            replace: "y".into(),
+        }]);
         assert!(matches!(escape.apply(dir.path()), Err(CaseError::UnsafePath { .. })));
     }
 
@@ -175,12 +195,16 @@ mod tests {
         for c in &cases {
             assert!(c.is_ok(), "{c:?}");
         }
-        assert!(cases.iter().any(|c| c.as_ref().unwrap().expected.is_empty()), "a clean control");
+        assert!(
+            cases.iter().any(|c| c.as_ref().unwrap().expected.is_empty()),
+            "a clean control"
+        );
     }
 
     #[test]
     fn unknown_fields_are_ignored() {
-        let c: Case = serde_json::from_str(r#"{"id":"x","title":"t","edits":[],"expected":[],"note":"extra"}"#).unwrap();
+        let c: Case =
+            serde_json::from_str(r#"{"id":"x","title":"t","edits":[],"expected":[],"note":"extra"}"#).unwrap();
         assert_eq!(c.id, "x");
     }
 }

@@ -18,7 +18,14 @@ fn git(dir: &Path, args: &[&str]) -> std::io::Result<String> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(["-c", "user.name=quorum-eval", "-c", "user.email=eval@quorum.invalid", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=quorum-eval",
+            "-c",
+            "user.email=eval@quorum.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .output()?;
     if !out.status.success() {
@@ -49,7 +56,12 @@ pub fn build_case_repo(fixture: &Path, case: &Case) -> Result<CaseRepo, CaseErro
     case.apply(&path)?;
     git(&path, &["commit", "-q", "--allow-empty", "-am", &case.title]).map_err(io)?;
     let head = git(&path, &["rev-parse", "HEAD"]).map_err(io)?;
-    Ok(CaseRepo { _dir: dir, path, base, head })
+    Ok(CaseRepo {
+        _dir: dir,
+        path,
+        base,
+        head,
+    })
 }
 
 fn copy_tree(from: &Path, to: &Path, top: bool) -> std::io::Result<()> {
@@ -82,7 +94,10 @@ mod tests {
         let case = load_case(&root.join("cases/01-sql-fstring-email-lookup.json")).unwrap();
         let repo = build_case_repo(&root, &case).unwrap();
         assert_ne!(repo.base, repo.head);
-        assert!(!repo.path.join("cases").exists(), "cases must not be visible to the reviewer");
+        assert!(
+            !repo.path.join("cases").exists(),
+            "cases must not be visible to the reviewer"
+        );
         let diff = git(&repo.path, &["diff", "--stat", &repo.base, &repo.head]).unwrap();
         assert!(diff.contains(&case.edits[0].file), "{diff}");
     }

@@ -48,11 +48,10 @@ pub trait Payload: Serialize + DeserializeOwned {
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let value: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|source| DecodeError::Json {
-                payload: Self::NAME,
-                source,
-            })?;
+        let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|source| DecodeError::Json {
+            payload: Self::NAME,
+            source,
+        })?;
         match value.get("schema_version").and_then(|v| v.as_u64()) {
             None => return Err(DecodeError::MissingVersion { payload: Self::NAME }),
             Some(v) if v > SCHEMA_VERSION as u64 || v == 0 => {
@@ -191,7 +190,11 @@ pub struct CompletedReview {
 
 impl CompletedReview {
     pub fn kept(&self) -> Vec<Finding> {
-        self.judged.iter().filter(|j| j.keep).map(|j| j.finding.clone()).collect()
+        self.judged
+            .iter()
+            .filter(|j| j.keep)
+            .map(|j| j.finding.clone())
+            .collect()
     }
 }
 
@@ -259,8 +262,8 @@ mod tests {
 
     #[test]
     fn rejects_missing_or_future_versions_and_garbage() {
-        let err = IndexRequested::decode(br#"{"repo":{"provider":"github","full_name":"o/r"},"git_ref":"m"}"#)
-            .unwrap_err();
+        let err =
+            IndexRequested::decode(br#"{"repo":{"provider":"github","full_name":"o/r"},"git_ref":"m"}"#).unwrap_err();
         assert!(matches!(err, DecodeError::MissingVersion { .. }), "{err}");
         let err = IndexRequested::decode(
             br#"{"schema_version":9,"repo":{"provider":"github","full_name":"o/r"},"git_ref":"m"}"#,

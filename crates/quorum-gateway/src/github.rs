@@ -9,7 +9,10 @@ pub enum Event {
     /// A pull-request change that should be reviewed (subject to policy).
     PullRequest(PullRequestEvent),
     /// An event or action we do not act on; counted and acknowledged.
-    Ignored { event: String, action: Option<String> },
+    Ignored {
+        event: String,
+        action: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -83,7 +86,9 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
                 });
             }
             let repo = payload.repository.ok_or("pull_request payload has no `repository`")?;
-            let pr = payload.pull_request.ok_or("pull_request payload has no `pull_request`")?;
+            let pr = payload
+                .pull_request
+                .ok_or("pull_request payload has no `pull_request`")?;
             quorum_core::job::validate_repo_name(&repo.full_name)?;
             for (name, sha) in [("head", &pr.head.sha), ("base", &pr.base.sha)] {
                 if !is_sha(sha) {
@@ -124,29 +129,51 @@ mod tests {
 
     #[test]
     fn parses_real_pull_request_payloads() {
-        let Event::PullRequest(pr) = parse("pull_request", &fixture("pull_request/opened.payload.json")).unwrap() else {
+        let Event::PullRequest(pr) = parse("pull_request", &fixture("pull_request/opened.payload.json")).unwrap()
+        else {
             panic!("not a PR event")
         };
         assert_eq!(pr.repo, "Codertocat/Hello-World");
         assert_eq!(pr.number, 2);
         assert_eq!(pr.head_sha, "ec26c3e57ca3a959ca5aad62de7213c562f8c821");
         assert!(!pr.author_is_bot);
-        for f in ["synchronize.payload.json", "reopened.payload.json", "ready_for_review.payload.json", "opened.with-null-body.json"] {
-            assert!(matches!(parse("pull_request", &fixture(&format!("pull_request/{f}"))).unwrap(), Event::PullRequest(_)), "{f}");
+        for f in [
+            "synchronize.payload.json",
+            "reopened.payload.json",
+            "ready_for_review.payload.json",
+            "opened.with-null-body.json",
+        ] {
+            assert!(
+                matches!(
+                    parse("pull_request", &fixture(&format!("pull_request/{f}"))).unwrap(),
+                    Event::PullRequest(_)
+                ),
+                "{f}"
+            );
         }
     }
 
     #[test]
     fn other_actions_and_events_are_ignored() {
-        assert!(matches!(parse("pull_request", &fixture("pull_request/closed.payload.json")).unwrap(), Event::Ignored { .. }));
-        assert!(matches!(parse("pull_request", &fixture("pull_request/labeled.payload.json")).unwrap(), Event::Ignored { .. }));
+        assert!(matches!(
+            parse("pull_request", &fixture("pull_request/closed.payload.json")).unwrap(),
+            Event::Ignored { .. }
+        ));
+        assert!(matches!(
+            parse("pull_request", &fixture("pull_request/labeled.payload.json")).unwrap(),
+            Event::Ignored { .. }
+        ));
         assert_eq!(parse("ping", &fixture("ping/payload.json")).unwrap(), Event::Ping);
         assert!(matches!(parse("star", b"{}").unwrap(), Event::Ignored { .. }));
     }
 
     #[test]
     fn bad_payloads_say_what_is_wrong() {
-        assert!(parse("pull_request", b"{not json").unwrap_err().contains("malformed pull_request payload"));
+        assert!(
+            parse("pull_request", b"{not json")
+                .unwrap_err()
+                .contains("malformed pull_request payload")
+        );
         let mut v: serde_json::Value = serde_json::from_slice(&fixture("pull_request/opened.payload.json")).unwrap();
         v["pull_request"]["head"]["sha"] = "--upload-pack=x".into();
         let err = parse("pull_request", &serde_json::to_vec(&v).unwrap()).unwrap_err();

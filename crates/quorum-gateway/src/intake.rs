@@ -51,7 +51,11 @@ pub struct Intake {
 
 impl Intake {
     pub fn new(store: Arc<dyn StateStore>, producer: BusProducer, source: Arc<dyn ChangeSource>) -> Self {
-        Intake { store, producer, source }
+        Intake {
+            store,
+            producer,
+            source,
+        }
     }
 
     pub async fn submit(&self, change: ChangeRequest) -> Result<Submitted, IntakeError> {
@@ -68,10 +72,16 @@ impl Intake {
             Claim::Claimed => {}
         }
         match self.enqueue(&job_id, change).await {
-            Ok(()) => Ok(Submitted { job_id, duplicate: false }),
+            Ok(()) => Ok(Submitted {
+                job_id,
+                duplicate: false,
+            }),
             Err(e) => {
                 let _ = self.store.release_dedupe(&dedupe).await;
-                let _ = self.store.set_run_state(&job_id, RunState::Failed, Some(&e.to_string())).await;
+                let _ = self
+                    .store
+                    .set_run_state(&job_id, RunState::Failed, Some(&e.to_string()))
+                    .await;
                 Err(e)
             }
         }

@@ -78,7 +78,11 @@ async fn github_webhook(State(app): State<AppState>, headers: HeaderMap, body: B
         return reply(m, StatusCode::UNAUTHORIZED, json!({ "error": e.to_string() }));
     }
     let Some(event) = header("x-github-event") else {
-        return reply(m, StatusCode::BAD_REQUEST, json!({ "error": "missing X-GitHub-Event header" }));
+        return reply(
+            m,
+            StatusCode::BAD_REQUEST,
+            json!({ "error": "missing X-GitHub-Event header" }),
+        );
     };
     let event = match github::parse(event, &body) {
         Ok(e) => e,
@@ -92,10 +96,18 @@ async fn github_webhook(State(app): State<AppState>, headers: HeaderMap, body: B
         Event::PullRequest(pr) => pr,
     };
     if pr.draft && !app.config.review_drafts {
-        return reply(m, StatusCode::ACCEPTED, json!({ "ignored": "pull_request", "reason": "draft" }));
+        return reply(
+            m,
+            StatusCode::ACCEPTED,
+            json!({ "ignored": "pull_request", "reason": "draft" }),
+        );
     }
     if pr.author_is_bot && !app.config.review_bots {
-        return reply(m, StatusCode::ACCEPTED, json!({ "ignored": "pull_request", "reason": "bot author" }));
+        return reply(
+            m,
+            StatusCode::ACCEPTED,
+            json!({ "ignored": "pull_request", "reason": "bot author" }),
+        );
     }
     let change = ChangeRequest {
         provider: Provider::Github,
@@ -110,11 +122,16 @@ async fn github_webhook(State(app): State<AppState>, headers: HeaderMap, body: B
     };
     match app.intake.submit(change).await {
         Ok(s) if s.duplicate => reply(m, StatusCode::OK, json!({ "job_id": s.job_id, "duplicate": true })),
-        Ok(s) => reply(m, StatusCode::ACCEPTED, json!({ "job_id": s.job_id, "duplicate": false })),
+        Ok(s) => reply(
+            m,
+            StatusCode::ACCEPTED,
+            json!({ "job_id": s.job_id, "duplicate": false }),
+        ),
         Err(IntakeError::Invalid(e)) => reply(m, StatusCode::UNPROCESSABLE_ENTITY, json!({ "error": e })),
         Err(IntakeError::Unavailable(e)) => {
             let mut r = reply(m, StatusCode::SERVICE_UNAVAILABLE, json!({ "error": e }));
-            r.headers_mut().insert("retry-after", "5".parse().expect("valid header"));
+            r.headers_mut()
+                .insert("retry-after", "5".parse().expect("valid header"));
             r
         }
     }
@@ -144,7 +161,9 @@ pub async fn start(
     shutdown: CancellationToken,
 ) -> Result<ServiceHandle, RuntimeError> {
     if config.webhook_secret.is_empty() {
-        return Err(RuntimeError::Config("the webhook secret (GITHUB_WEBHOOK_SECRET) must not be empty".into()));
+        return Err(RuntimeError::Config(
+            "the webhook secret (GITHUB_WEBHOOK_SECRET) must not be empty".into(),
+        ));
     }
     let addr = config.http_addr;
     let intake = Arc::new(Intake::new(store, ctx.producer.clone(), source));

@@ -26,6 +26,9 @@ async fn main() -> anyhow::Result<()> {
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
     let source = Arc::new(quorum_scm::LocalRepos::parse(&args.local_repos)?);
     let config = GatewayConfig::new(args.common.http_addr, args.webhook_secret.into_bytes());
-    start(config, &ctx, store, source, quorum_runtime::shutdown::on_signal()).await?.wait().await?;
+    start(config, &ctx, store, source, quorum_runtime::shutdown::on_signal())
+        .await?
+        .wait()
+        .await?;
     Ok(())
 }

@@ -70,7 +70,13 @@ mod tests {
         assert_eq!(verify(s, b, Some("sha1=abc")), Err(SignatureError::Malformed));
         assert_eq!(verify(s, b, Some("sha256=zz")), Err(SignatureError::Malformed));
         assert_eq!(verify(s, b, Some("sha256=abcd")), Err(SignatureError::Malformed));
-        assert_eq!(verify(b"other secret", b, Some(EXPECTED)), Err(SignatureError::Mismatch));
-        assert_eq!(verify(s, b"Hello, World?", Some(EXPECTED)), Err(SignatureError::Mismatch));
+        assert_eq!(
+            verify(b"other secret", b, Some(EXPECTED)),
+            Err(SignatureError::Mismatch)
+        );
+        assert_eq!(
+            verify(s, b"Hello, World?", Some(EXPECTED)),
+            Err(SignatureError::Mismatch)
+        );
     }
 }

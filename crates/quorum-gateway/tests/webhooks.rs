@@ -56,7 +56,9 @@ async fn setup() -> Setup {
     let stop = CancellationToken::new();
     let mut config = GatewayConfig::new("127.0.0.1:0".parse().unwrap(), SECRET);
     config.max_body_bytes = 64 * 1024;
-    let handle = start(config, &ctx, store.clone(), Arc::new(repos), stop.clone()).await.unwrap();
+    let handle = start(config, &ctx, store.clone(), Arc::new(repos), stop.clone())
+        .await
+        .unwrap();
     Setup {
         addr: handle.http_addr,
         ctx,
@@ -80,7 +82,12 @@ fn opened(base: &str, head: &str) -> Vec<u8> {
     serde_json::to_vec(&v).unwrap()
 }
 
-async fn post(addr: std::net::SocketAddr, event: &str, body: Vec<u8>, signature: Option<String>) -> (u16, serde_json::Value) {
+async fn post(
+    addr: std::net::SocketAddr,
+    event: &str,
+    body: Vec<u8>,
+    signature: Option<String>,
+) -> (u16, serde_json::Value) {
     let mut req = reqwest::Client::new()
         .post(format!("http://{addr}/webhooks/github"))
         .header("x-github-event", event)
@@ -125,7 +132,12 @@ async fn bad_requests_are_refused_and_nothing_is_enqueued() {
     let (status, err) = post(s.addr, "pull_request", body.clone(), Some(sign(b"wrong", &body))).await;
     assert_eq!(status, 401);
     assert!(err["error"].as_str().unwrap().contains("does not match"), "{err}");
-    assert_eq!(post(s.addr, "pull_request", body.clone(), Some("sha256=nothex".into())).await.0, 401);
+    assert_eq!(
+        post(s.addr, "pull_request", body.clone(), Some("sha256=nothex".into()))
+            .await
+            .0,
+        401
+    );
     let (status, err) = signed(s.addr, "pull_request", b"{not json".to_vec()).await;
     assert_eq!(status, 400);
     assert!(err["error"].as_str().unwrap().contains("malformed"), "{err}");
@@ -154,9 +166,23 @@ async fn ping_and_unhandled_events_are_acknowledged() {
     let (status, body) = signed(s.addr, "pull_request", closed).await;
     assert_eq!((status, body["action"].as_str()), (202, Some("closed")));
     assert!(s.store.list_jobs(10).await.unwrap().is_empty());
-    let metrics = reqwest::get(format!("http://{}/metrics", s.addr)).await.unwrap().text().await.unwrap();
-    assert!(metrics.contains("quorum_gateway_requests_total{status=\"202\"} 1"), "{metrics}");
-    assert_eq!(reqwest::get(format!("http://{}/healthz", s.addr)).await.unwrap().status(), 200);
+    let metrics = reqwest::get(format!("http://{}/metrics", s.addr))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("quorum_gateway_requests_total{status=\"202\"} 1"),
+        "{metrics}"
+    );
+    assert_eq!(
+        reqwest::get(format!("http://{}/healthz", s.addr))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -168,7 +194,10 @@ async fn redelivered_webhooks_return_the_same_job_and_enqueue_once() {
     let job_id = first["job_id"].as_str().unwrap().to_string();
     // Sequential and concurrent redeliveries of the same delivery.
     let (status, again) = signed(s.addr, "pull_request", body.clone()).await;
-    assert_eq!((status, again["job_id"].as_str(), again["duplicate"].as_bool()), (200, Some(job_id.as_str()), Some(true)));
+    assert_eq!(
+        (status, again["job_id"].as_str(), again["duplicate"].as_bool()),
+        (200, Some(job_id.as_str()), Some(true))
+    );
     let mut tasks = Vec::new();
     for _ in 0..8 {
         let (addr, body) = (s.addr, body.clone());
@@ -184,7 +213,13 @@ async fn redelivered_webhooks_return_the_same_job_and_enqueue_once() {
     assert_eq!(req.job_id, job_id);
     assert_eq!(req.repo.full_name, "Codertocat/Hello-World");
     assert_eq!(req.head_sha, s.head);
-    assert!(req.files[0].patch.as_deref().unwrap().contains("+    return eval(input())"));
+    assert!(
+        req.files[0]
+            .patch
+            .as_deref()
+            .unwrap()
+            .contains("+    return eval(input())")
+    );
     let job = s.store.get_job(&job_id).await.unwrap().unwrap();
     assert_eq!(job.request.number, 2);
 }

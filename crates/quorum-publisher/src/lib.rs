@@ -68,7 +68,12 @@ impl Publisher {
     pub async fn publish(&self, completed: &CompletedReview) -> Result<Outcome, HandlerError> {
         let job_id = &completed.request.job_id;
         let guard = format!("publish:{job_id}");
-        if !self.store.acquire_guard(&guard).await.map_err(HandlerError::retryable)? {
+        if !self
+            .store
+            .acquire_guard(&guard)
+            .await
+            .map_err(HandlerError::retryable)?
+        {
             return Ok(Outcome::AlreadyPublished);
         }
         match self.publish_guarded(completed).await {
@@ -76,7 +81,10 @@ impl Publisher {
             Err(e) => {
                 // Let the retry post.
                 let _ = self.store.release_guard(&guard).await;
-                let _ = self.store.set_run_state(job_id, RunState::Failed, Some(&e.to_string())).await;
+                let _ = self
+                    .store
+                    .set_run_state(job_id, RunState::Failed, Some(&e.to_string()))
+                    .await;
                 Err(e)
             }
         }
@@ -87,8 +95,14 @@ impl Publisher {
         let mut review = self.build(completed).await?;
         if completed.request.policy.publish_mode == PublishMode::Draft {
             let json = serde_json::to_string(&review).map_err(HandlerError::fatal)?;
-            self.store.put_draft(job_id, &json).await.map_err(HandlerError::retryable)?;
-            self.store.set_run_state(job_id, RunState::Draft, None).await.map_err(HandlerError::retryable)?;
+            self.store
+                .put_draft(job_id, &json)
+                .await
+                .map_err(HandlerError::retryable)?;
+            self.store
+                .set_run_state(job_id, RunState::Draft, None)
+                .await
+                .map_err(HandlerError::retryable)?;
             return Ok(Outcome::Drafted);
         }
         let mut moved_once = false;
@@ -106,9 +120,15 @@ impl Publisher {
                 Err(e) => return Err(HandlerError::retryable(e)),
             }
         }
-        self.store.set_run_state(job_id, RunState::Published, None).await.map_err(HandlerError::retryable)?;
+        self.store
+            .set_run_state(job_id, RunState::Published, None)
+            .await
+            .map_err(HandlerError::retryable)?;
         let latency = now_ms().saturating_sub(completed.request.requested_at_ms) as f64 / 1000.0;
-        self.metrics.webhook_to_review.with_label_values(&["direct"]).observe(latency);
+        self.metrics
+            .webhook_to_review
+            .with_label_values(&["direct"])
+            .observe(latency);
         Ok(Outcome::Posted)
     }
 }

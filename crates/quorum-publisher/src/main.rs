@@ -21,9 +21,15 @@ async fn main() -> anyhow::Result<()> {
     let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
     let sink = Arc::new(quorum_scm::LocalSink::new(store.clone(), args.print));
-    quorum_publisher::start(args.common.http_addr, &ctx, store, sink, quorum_runtime::shutdown::on_signal())
-        .await?
-        .wait()
-        .await?;
+    quorum_publisher::start(
+        args.common.http_addr,
+        &ctx,
+        store,
+        sink,
+        quorum_runtime::shutdown::on_signal(),
+    )
+    .await?
+    .wait()
+    .await?;
     Ok(())
 }

@@ -4,7 +4,10 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use quorum_core::{AgentRole, Category, Evidence, FileChange, FileStatus, Finding, PublishMode, Review, ReviewRequest, RunState, Severity, Verdict};
+use quorum_core::{
+    AgentRole, Category, Evidence, FileChange, FileStatus, Finding, PublishMode, Review, ReviewRequest, RunState,
+    Severity, Verdict,
+};
 use quorum_events::{CompletedReview, JudgedFinding, SCHEMA_VERSION};
 use quorum_publisher::{Outcome, Publisher};
 use quorum_runtime::Metrics;
@@ -33,10 +36,15 @@ impl ReviewSink for ScriptedSink {
             }
         }
         if let Some(i) = review.inline.iter().position(|c| Some(c.line) == self.refuse_line) {
-            return Err(SinkError::InlineRejected { index: i, reason: "line must be part of the diff".into() });
+            return Err(SinkError::InlineRejected {
+                index: i,
+                reason: "line must be part of the diff".into(),
+            });
         }
         self.posted.lock().unwrap().push(review.clone());
-        Ok(Posted { location: "scripted".into() })
+        Ok(Posted {
+            location: "scripted".into(),
+        })
     }
 }
 
@@ -53,7 +61,10 @@ fn finding(line: u32) -> Finding {
         suggestion: None,
         rule: Some(format!("rule-{line}")),
         agent: AgentRole::Static,
-        evidence: vec![Evidence { source: "rule".into(), detail: "d".into() }],
+        evidence: vec![Evidence {
+            source: "rule".into(),
+            detail: "d".into(),
+        }],
         agreed_by: vec![],
     }
 }
@@ -72,8 +83,16 @@ fn completed(job: &str, lines: &[u32], mode: PublishMode) -> CompletedReview {
         request,
         judged: lines
             .iter()
-            .map(|l| JudgedFinding { finding: finding(*l), keep: true, reason: "ok".into() })
-            .chain(std::iter::once(JudgedFinding { finding: finding(3), keep: false, reason: "not in the diff".into() }))
+            .map(|l| JudgedFinding {
+                finding: finding(*l),
+                keep: true,
+                reason: "ok".into(),
+            })
+            .chain(std::iter::once(JudgedFinding {
+                finding: finding(3),
+                keep: false,
+                reason: "not in the diff".into(),
+            }))
             .collect(),
         verdict: Verdict::RequestChanges,
         summary: "s".into(),
@@ -94,7 +113,7 @@ async fn one_review_per_job_even_when_redelivered() {
     let c = completed("j", &[2], PublishMode::Direct);
     assert_eq!(p.publish(&c).await.unwrap(), Outcome::Posted);
     assert_eq!(p.publish(&c).await.unwrap(), Outcome::AlreadyPublished);
-    let posted = sink.posted.lock().unwrap();
+    let posted = sink.posted.lock().unwrap().clone();
     assert_eq!(posted.len(), 1);
     assert_eq!(posted[0].inline.len(), 1);
     assert_eq!(posted[0].rejected.len(), 1, "rejected findings travel with the review");
@@ -103,7 +122,10 @@ async fn one_review_per_job_even_when_redelivered() {
 
 #[tokio::test]
 async fn a_failed_post_releases_the_guard_so_the_retry_posts() {
-    let sink = Arc::new(ScriptedSink { failures: Mutex::new(1), ..Default::default() });
+    let sink = Arc::new(ScriptedSink {
+        failures: Mutex::new(1),
+        ..Default::default()
+    });
     let (p, store) = setup(sink.clone(), "j").await;
     let c = completed("j", &[2], PublishMode::Direct);
     assert!(p.publish(&c).await.is_err());
@@ -114,7 +136,10 @@ async fn a_failed_post_releases_the_guard_so_the_retry_posts() {
 
 #[tokio::test]
 async fn a_refused_inline_comment_moves_to_the_body_and_is_not_lost() {
-    let sink = Arc::new(ScriptedSink { refuse_line: Some(2), ..Default::default() });
+    let sink = Arc::new(ScriptedSink {
+        refuse_line: Some(2),
+        ..Default::default()
+    });
     let (p, _) = setup(sink.clone(), "j").await;
     p.publish(&completed("j", &[2, 4], PublishMode::Direct)).await.unwrap();
     let posted = sink.posted.lock().unwrap();
@@ -127,7 +152,10 @@ async fn a_refused_inline_comment_moves_to_the_body_and_is_not_lost() {
 async fn draft_mode_stores_instead_of_posting() {
     let sink = Arc::new(ScriptedSink::default());
     let (p, store) = setup(sink.clone(), "j").await;
-    assert_eq!(p.publish(&completed("j", &[2], PublishMode::Draft)).await.unwrap(), Outcome::Drafted);
+    assert_eq!(
+        p.publish(&completed("j", &[2], PublishMode::Draft)).await.unwrap(),
+        Outcome::Drafted
+    );
     assert!(sink.posted.lock().unwrap().is_empty());
     assert!(store.get_draft("j").await.unwrap().is_some());
     assert_eq!(store.get_run("j").await.unwrap().unwrap().state, RunState::Draft);
@@ -141,9 +169,17 @@ async fn a_re_review_after_a_push_does_not_repeat_comments() {
     for job in ["push-1", "push-2"] {
         store.put_job(&sample_job(job, 1)).await.unwrap();
     }
-    p.publish(&completed("push-1", &[2], PublishMode::Direct)).await.unwrap();
+    p.publish(&completed("push-1", &[2], PublishMode::Direct))
+        .await
+        .unwrap();
     // Same PR (sample_job uses one repo and number), same finding, new head.
-    p.publish(&completed("push-2", &[2, 4], PublishMode::Direct)).await.unwrap();
+    p.publish(&completed("push-2", &[2, 4], PublishMode::Direct))
+        .await
+        .unwrap();
     let second: Review = serde_json::from_str(&store.get_review("push-2").await.unwrap().unwrap()).unwrap();
-    assert_eq!(second.inline.iter().map(|c| c.line).collect::<Vec<_>>(), vec![4], "only the new finding");
+    assert_eq!(
+        second.inline.iter().map(|c| c.line).collect::<Vec<_>>(),
+        vec![4],
+        "only the new finding"
+    );
 }

@@ -85,12 +85,7 @@ impl EmbeddedBroker {
         let host = CString::new("127.0.0.1").expect("no NUL");
         // SAFETY: live cluster, valid C string for the duration of the call.
         unsafe {
-            rdsys::rd_kafka_mock_broker_set_host_port(
-                broker.cluster,
-                BROKER_ID,
-                host.as_ptr(),
-                public.port() as i32,
-            )
+            rdsys::rd_kafka_mock_broker_set_host_port(broker.cluster, BROKER_ID, host.as_ptr(), public.port() as i32)
         };
         broker.forwarder = Some(tokio::spawn(forward(listener, target)));
         broker.bootstrap = public.to_string();

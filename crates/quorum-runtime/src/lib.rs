@@ -22,8 +22,8 @@ pub use config::BusConfig;
 pub use error::{HandlerError, RuntimeError};
 pub use metrics::Metrics;
 pub use producer::{BusProducer, OutMessage};
-pub use tokio_util::sync::CancellationToken;
 pub use service::{CommonArgs, ServiceContext, ServiceHandle, start_worker_service};
+pub use tokio_util::sync::CancellationToken;
 pub use worker::{Delivery, Handler, Worker, WorkerSpec};
 
 /// Milliseconds since the Unix epoch (job timestamps, latencies).

@@ -1,9 +1,7 @@
 //! Metric names, defined once (F-OBS-1). Labels are bounded: topic, service,
 //! group, outcome, partition — never a job id, PR number or SHA.
 
-use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
-};
+use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
 
 /// The metric families of the runtime, registered in one registry per process
 /// (so `quorum up`, which runs every service in one process, exposes each

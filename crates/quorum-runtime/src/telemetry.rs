@@ -16,8 +16,15 @@ pub fn set_default_level(level: &'static str) {
 /// Installs the JSON subscriber (`RUST_LOG` filters; default `info`). Calling
 /// it twice is harmless, so tests and `quorum up` may both call it.
 pub fn init_logging(json: bool) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(format!("{},rdkafka=warn", DEFAULT_LEVEL.get().copied().unwrap_or("info"))));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        EnvFilter::new(format!(
+            "{},rdkafka=warn",
+            DEFAULT_LEVEL.get().copied().unwrap_or("info")
+        ))
+    });
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     let _ = if json {
         builder.json().flatten_event(true).with_current_span(true).try_init()
     } else {

@@ -207,11 +207,12 @@ impl Worker {
 
     async fn process(&mut self, msg: OwnedMessage, shutdown: &CancellationToken) -> Result<(), RuntimeError> {
         let delivery = Delivery::from_message(&msg);
-        if let Some(owner) = delivery.header(headers::RETRY_FOR) {
-            if owner != self.spec.group {
-                self.commit(&delivery);
-                return Ok(());
-            }
+        if delivery
+            .header(headers::RETRY_FOR)
+            .is_some_and(|owner| owner != self.spec.group)
+        {
+            self.commit(&delivery);
+            return Ok(());
         }
         let span = info_span!(
             "handle",
@@ -231,7 +232,10 @@ impl Worker {
         let outcome = match result {
             Ok(outs) => match self.produce_all(&delivery, &outs).await {
                 Ok(()) => "ok",
-                Err(e) => self.retry_or_dlq(&delivery, HandlerError::retryable(e), shutdown).await?,
+                Err(e) => {
+                    self.retry_or_dlq(&delivery, HandlerError::retryable(e), shutdown)
+                        .await?
+                }
             },
             Err(HandlerError::Fatal(message)) => {
                 self.count(&delivery, "fatal");
@@ -363,7 +367,10 @@ impl Worker {
                 (headers::DLQ_ERROR.into(), error.to_string().into_bytes()),
                 (headers::DLQ_ERROR_KIND.into(), error.kind().as_bytes().to_vec()),
                 (headers::DLQ_TOPIC.into(), delivery.topic.clone().into_bytes()),
-                (headers::DLQ_PARTITION.into(), delivery.partition.to_string().into_bytes()),
+                (
+                    headers::DLQ_PARTITION.into(),
+                    delivery.partition.to_string().into_bytes(),
+                ),
                 (headers::DLQ_OFFSET.into(), delivery.offset.to_string().into_bytes()),
                 (headers::DLQ_GROUP.into(), self.spec.group.clone().into_bytes()),
             ]);
@@ -434,7 +441,12 @@ fn jitter(base: Duration) -> Duration {
 
 /// Publishes `quorum_consumer_lag{group, partition}` from committed offsets
 /// and high watermarks (group-listing APIs are not available on the mock).
-async fn report_lag(consumer: std::sync::Weak<StreamConsumer>, spec: WorkerSpec, metrics: Metrics, shutdown: CancellationToken) {
+async fn report_lag(
+    consumer: std::sync::Weak<StreamConsumer>,
+    spec: WorkerSpec,
+    metrics: Metrics,
+    shutdown: CancellationToken,
+) {
     let topic = spec.topic;
     loop {
         tokio::select! {

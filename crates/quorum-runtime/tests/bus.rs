@@ -71,17 +71,34 @@ impl Bus {
         let broker = EmbeddedBroker::start().expect("embedded broker");
         let config = BusConfig::for_tests(broker.bootstrap_servers());
         let producer = BusProducer::new(&config).unwrap();
-        Bus { broker, config, producer }
+        Bus {
+            broker,
+            config,
+            producer,
+        }
     }
 
-    fn worker(&self, group: &str, topic: Topic, handler: Recorder, shutdown: &CancellationToken) -> tokio::task::JoinHandle<Result<(), quorum_runtime::RuntimeError>> {
+    fn worker(
+        &self,
+        group: &str,
+        topic: Topic,
+        handler: Recorder,
+        shutdown: &CancellationToken,
+    ) -> tokio::task::JoinHandle<Result<(), quorum_runtime::RuntimeError>> {
         let _ = &self.broker;
         let spec = WorkerSpec {
             service: group.into(),
             group: group.into(),
             topic,
         };
-        let w = Worker::new(&self.config, spec, Arc::new(handler), self.producer.clone(), Metrics::new()).unwrap();
+        let w = Worker::new(
+            &self.config,
+            spec,
+            Arc::new(handler),
+            self.producer.clone(),
+            Metrics::new(),
+        )
+        .unwrap();
         tokio::spawn(w.run(shutdown.clone()))
     }
 
@@ -127,7 +144,10 @@ async fn every_agent_group_receives_every_job() {
     for i in 0..5 {
         bus.send(Topic::ReviewRequested, &format!("job-{i}"), "p").await;
     }
-    wait_until("fan-out", Duration::from_secs(30), || groups.iter().all(|g| seen(&log, g).len() >= 5)).await;
+    wait_until("fan-out", Duration::from_secs(30), || {
+        groups.iter().all(|g| seen(&log, g).len() >= 5)
+    })
+    .await;
     for g in groups {
         let keys: BTreeSet<String> = seen(&log, g).into_iter().map(|e| e.0).collect();
         assert_eq!(keys.len(), 5, "{g} saw {keys:?}");
@@ -160,12 +180,25 @@ async fn two_members_of_one_group_split_the_six_partitions() {
         if start.elapsed() > Duration::from_secs(30) {
             let l = log.lock().unwrap();
             let got: BTreeSet<&String> = l[before..].iter().filter(|e| e.3 == "batch").map(|e| &e.1).collect();
-            let per: Vec<(String, i32)> = l[before..].iter().filter(|e| e.3 == "batch").map(|e| (e.0.clone(), e.2)).collect::<BTreeSet<_>>().into_iter().collect();
-            panic!("batch incomplete: {} handled; (worker, partition) seen: {per:?}", got.len());
+            let per: Vec<(String, i32)> = l[before..]
+                .iter()
+                .filter(|e| e.3 == "batch")
+                .map(|e| (e.0.clone(), e.2))
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            panic!(
+                "batch incomplete: {} handled; (worker, partition) seen: {per:?}",
+                got.len()
+            );
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let batch: Vec<_> = log.lock().unwrap()[before..].iter().filter(|e| e.3 == "batch").cloned().collect();
+    let batch: Vec<_> = log.lock().unwrap()[before..]
+        .iter()
+        .filter(|e| e.3 == "batch")
+        .cloned()
+        .collect();
     let keys: BTreeSet<&String> = batch.iter().map(|e| &e.1).collect();
     assert_eq!(keys.len(), 120, "each message handled once at steady state");
     assert_eq!(batch.len(), 120);
@@ -186,11 +219,17 @@ async fn an_uncommitted_message_is_redelivered_after_its_consumer_dies() {
     hanging.hang.insert("work".into());
     let dying = bus.worker("redeliver", Topic::Aggregated, hanging, &stop);
     bus.send(Topic::Aggregated, "job-1", "work").await;
-    wait_until("first delivery", Duration::from_secs(30), || !seen(&log, "dying").is_empty()).await;
+    wait_until("first delivery", Duration::from_secs(30), || {
+        !seen(&log, "dying").is_empty()
+    })
+    .await;
     dying.abort();
     let _ = dying.await;
     bus.worker("redeliver", Topic::Aggregated, Recorder::new("survivor", &log), &stop);
-    wait_until("redelivery", Duration::from_secs(40), || !seen(&log, "survivor").is_empty()).await;
+    wait_until("redelivery", Duration::from_secs(40), || {
+        !seen(&log, "survivor").is_empty()
+    })
+    .await;
     assert_eq!(seen(&log, "survivor")[0].2, "work");
     stop.cancel();
 }
@@ -215,7 +254,11 @@ async fn a_poison_message_reaches_the_dlq_after_three_attempts_and_the_partition
         seen(&log, "w").iter().filter(|e| e.2.starts_with("after")).count() == 3
     })
     .await;
-    let attempts: Vec<u32> = seen(&log, "w").iter().filter(|e| e.2 == "poison").map(|e| e.3).collect();
+    let attempts: Vec<u32> = seen(&log, "w")
+        .iter()
+        .filter(|e| e.2 == "poison")
+        .map(|e| e.3)
+        .collect();
     assert_eq!(attempts, vec![1, 2, 3]);
     let dlq = seen(&log, "dlq");
     assert_eq!(dlq.len(), 1);
@@ -250,12 +293,20 @@ async fn an_invalid_message_goes_to_the_dlq_at_once_with_where_it_came_from() {
         .create()
         .unwrap();
     reader.subscribe(&[Topic::Dlq.name()]).unwrap();
-    let msg = tokio::time::timeout(Duration::from_secs(40), reader.recv()).await.expect("a DLQ message").unwrap();
+    let msg = tokio::time::timeout(Duration::from_secs(40), reader.recv())
+        .await
+        .expect("a DLQ message")
+        .unwrap();
     let h: HashMap<String, String> = msg
         .headers()
         .unwrap()
         .iter()
-        .map(|h| (h.key.to_string(), String::from_utf8_lossy(h.value.unwrap_or_default()).into_owned()))
+        .map(|h| {
+            (
+                h.key.to_string(),
+                String::from_utf8_lossy(h.value.unwrap_or_default()).into_owned(),
+            )
+        })
         .collect();
     assert_eq!(h[headers::DLQ_TOPIC], Topic::IndexRequested.name());
     assert_eq!(h[headers::DLQ_ERROR_KIND], "invalid");

@@ -36,9 +36,14 @@ impl LocalGit {
     pub fn open(root: impl AsRef<Path>) -> Result<Self, ScmError> {
         let root = root.as_ref();
         if !root.join(".git").exists() {
-            return Err(ScmError::Invalid(format!("{} is not a git repository (no .git)", root.display())));
+            return Err(ScmError::Invalid(format!(
+                "{} is not a git repository (no .git)",
+                root.display()
+            )));
         }
-        Ok(LocalGit { root: root.to_path_buf() })
+        Ok(LocalGit {
+            root: root.to_path_buf(),
+        })
     }
 
     async fn git(&self, args: &[&str]) -> Result<String, ScmError> {
@@ -64,7 +69,11 @@ impl LocalGit {
     pub async fn resolve(&self, r: &str) -> Result<String, ScmError> {
         validate_ref(r)?;
         let spec = format!("{r}^{{commit}}");
-        Ok(self.git(&["rev-parse", "--verify", "--end-of-options", &spec]).await?.trim().to_string())
+        Ok(self
+            .git(&["rev-parse", "--verify", "--end-of-options", &spec])
+            .await?
+            .trim()
+            .to_string())
     }
 
     /// The change from `base` to `head` as per-file patches.
@@ -72,7 +81,15 @@ impl LocalGit {
         let base_sha = self.resolve(base).await?;
         let head_sha = self.resolve(head).await?;
         let text = self
-            .git(&["diff", "--no-color", "--no-ext-diff", "-M", "--end-of-options", &base_sha, &head_sha])
+            .git(&[
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                "-M",
+                "--end-of-options",
+                &base_sha,
+                &head_sha,
+            ])
             .await?;
         Ok(Change {
             base_sha,
@@ -154,7 +171,11 @@ pub fn split_patches(text: &str) -> Vec<FileChange> {
             FileChange {
                 path: file.path,
                 old_path: file.old_path,
-                status: if file.status == FileStatus::Renamed { FileStatus::Renamed } else { file.status },
+                status: if file.status == FileStatus::Renamed {
+                    FileStatus::Renamed
+                } else {
+                    file.status
+                },
                 patch: patch.or_else(|| (!file.binary).then(String::new)),
             }
         })
@@ -188,7 +209,12 @@ mod tests {
     async fn diffs_a_real_repository() {
         let dir = tempfile::tempdir().unwrap();
         let run = |args: &[&str]| {
-            let ok = std::process::Command::new("git").arg("-C").arg(dir.path()).args(args).output().unwrap();
+            let ok = std::process::Command::new("git")
+                .arg("-C")
+                .arg(dir.path())
+                .args(args)
+                .output()
+                .unwrap();
             assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
         };
         run(&["init", "-q", "-b", "main"]);

@@ -60,7 +60,9 @@ pub async fn concurrent_dedupe(store: Arc<dyn StateStore>) {
     let mut tasks = Vec::new();
     for i in 0..16 {
         let s = store.clone();
-        tasks.push(tokio::spawn(async move { s.claim_dedupe("race", &format!("job-{i}")).await.unwrap() }));
+        tasks.push(tokio::spawn(async move {
+            s.claim_dedupe("race", &format!("job-{i}")).await.unwrap()
+        }));
     }
     let mut winners = Vec::new();
     let mut seen = Vec::new();
@@ -71,12 +73,18 @@ pub async fn concurrent_dedupe(store: Arc<dyn StateStore>) {
         }
     }
     assert_eq!(winners.len(), 1, "exactly one concurrent claim wins");
-    assert!(seen.iter().all(|id| *id == winners[0]), "losers see the winner's job id");
+    assert!(
+        seen.iter().all(|id| *id == winners[0]),
+        "losers see the winner's job id"
+    );
 }
 
 async fn dedupe(store: &dyn StateStore) {
     assert_eq!(store.claim_dedupe("d1", "job-a").await.unwrap(), Claim::Claimed);
-    assert_eq!(store.claim_dedupe("d1", "job-b").await.unwrap(), Claim::Existing("job-a".into()));
+    assert_eq!(
+        store.claim_dedupe("d1", "job-b").await.unwrap(),
+        Claim::Existing("job-a".into())
+    );
     store.release_dedupe("d1").await.unwrap();
     assert_eq!(store.claim_dedupe("d1", "job-c").await.unwrap(), Claim::Claimed);
 }
@@ -97,7 +105,10 @@ async fn jobs_and_runs(store: &dyn StateStore) {
     assert_eq!(run.agents.len(), 4);
     assert!(run.agents.values().all(|s| *s == AgentStatus::Pending));
 
-    store.set_agent_status("j1", AgentRole::Static, AgentStatus::Done).await.unwrap();
+    store
+        .set_agent_status("j1", AgentRole::Static, AgentStatus::Done)
+        .await
+        .unwrap();
     store.set_run_state("j1", RunState::Failed, Some("boom")).await.unwrap();
     let run = store.get_run("j1").await.unwrap().unwrap();
     assert_eq!(run.agents[&AgentRole::Static], AgentStatus::Done);
@@ -130,7 +141,10 @@ async fn deadlines(store: &dyn StateStore) {
     store.mark_pending("later", 5_000).await.unwrap();
     assert_eq!(store.pending_before(999).await.unwrap(), Vec::<String>::new());
     assert_eq!(store.pending_before(1_000).await.unwrap(), vec!["late".to_string()]);
-    assert_eq!(store.pending_before(9_000).await.unwrap(), vec!["late".to_string(), "later".to_string()]);
+    assert_eq!(
+        store.pending_before(9_000).await.unwrap(),
+        vec!["late".to_string(), "later".to_string()]
+    );
     store.clear_pending("late").await.unwrap();
     assert_eq!(store.pending_before(9_000).await.unwrap(), vec!["later".to_string()]);
     store.clear_pending("later").await.unwrap();
@@ -145,7 +159,10 @@ async fn reviews_drafts_fingerprints(store: &dyn StateStore) {
     store.delete_draft("x").await.unwrap();
     assert!(store.get_draft("x").await.unwrap().is_none());
 
-    store.add_fingerprints("o/r#1", &["b".into(), "a".into()]).await.unwrap();
+    store
+        .add_fingerprints("o/r#1", &["b".into(), "a".into()])
+        .await
+        .unwrap();
     store.add_fingerprints("o/r#1", &["a".into()]).await.unwrap();
     let mut fps = store.fingerprints("o/r#1").await.unwrap();
     fps.sort();
@@ -153,5 +170,8 @@ async fn reviews_drafts_fingerprints(store: &dyn StateStore) {
 
     assert!(store.last_index_request("o/r").await.unwrap().is_none());
     store.record_index_request("o/r", "main", 42).await.unwrap();
-    assert_eq!(store.last_index_request("o/r").await.unwrap(), Some(("main".into(), 42)));
+    assert_eq!(
+        store.last_index_request("o/r").await.unwrap(),
+        Some(("main".into(), 42))
+    );
 }

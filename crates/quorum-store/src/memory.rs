@@ -69,7 +69,13 @@ impl StateStore for MemoryStore {
             s.runs.entry(id.clone()).or_insert_with(|| RunRecord {
                 job_id: id,
                 state: RunState::Queued,
-                agents: job.request.policy.agents.iter().map(|a| (*a, AgentStatus::Pending)).collect(),
+                agents: job
+                    .request
+                    .policy
+                    .agents
+                    .iter()
+                    .map(|a| (*a, AgentStatus::Pending))
+                    .collect(),
                 reason: None,
             });
         })

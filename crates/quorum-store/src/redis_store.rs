@@ -176,10 +176,9 @@ impl StateStore for RedisStore {
         let h: BTreeMap<String, String> = self.c().hgetall(&k).await?;
         let mut out = BTreeMap::new();
         for (agent, v) in h {
-            let role: AgentRole = agent.parse().map_err(|reason| StoreError::Corrupt {
-                key: k.clone(),
-                reason,
-            })?;
+            let role: AgentRole = agent
+                .parse()
+                .map_err(|reason| StoreError::Corrupt { key: k.clone(), reason })?;
             out.insert(role, parse(&k, &v)?);
         }
         Ok(out)

@@ -29,12 +29,25 @@ impl RedisServer {
             let dir = tempfile::tempdir().expect("temp dir");
             let port = free_port();
             let child = Command::new(&bin)
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                ])
                 .current_dir(dir.path())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
-                .unwrap_or_else(|e| panic!("cannot start `{bin}` ({e}); install it with `apt-get install redis-server` (make test does)"));
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "cannot start `{bin}` ({e}); install it with `apt-get install redis-server` (make test does)"
+                    )
+                });
             let server = RedisServer { child, port, _dir: dir };
             if wait_for_port(port, Duration::from_secs(10)) {
                 return server;
@@ -96,5 +109,8 @@ pub fn bin_dir() -> PathBuf {
 
 /// The workspace root (for fixtures).
 pub fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
 }

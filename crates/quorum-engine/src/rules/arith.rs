@@ -73,22 +73,47 @@ mod tests {
     use crate::rules::testutil::diff;
 
     fn lines(l: &[&str]) -> Vec<u32> {
-        DivisionByLength.check(&diff("u.py", l), Lang::Python).into_iter().map(|h| h.line).collect()
+        DivisionByLength
+            .check(&diff("u.py", l), Lang::Python)
+            .into_iter()
+            .map(|h| h.line)
+            .collect()
     }
 
     #[test]
     fn unguarded_division() {
         assert_eq!(
-            lines(&[" def mean(xs):", "-    if not xs:", "-        return 0.0", "+    return sum(xs) / len(xs)"]),
+            lines(&[
+                " def mean(xs):",
+                "-    if not xs:",
+                "-        return 0.0",
+                "+    return sum(xs) / len(xs)"
+            ]),
             vec![2]
         );
     }
 
     #[test]
     fn guarded_or_unknown() {
-        assert!(lines(&[" def mean(xs):", "     if not xs:", "         return 0.0", "+    return sum(xs) / len(xs)"]).is_empty());
+        assert!(
+            lines(&[
+                " def mean(xs):",
+                "     if not xs:",
+                "         return 0.0",
+                "+    return sum(xs) / len(xs)"
+            ])
+            .is_empty()
+        );
         assert!(lines(&[" def mean(xs):", "+    return sum(xs) / len(xs) if xs else 0.0"]).is_empty());
-        assert!(lines(&[" def mean(xs):", "     if len(xs) == 0:", "         raise ValueError", "+    return sum(xs) / len(xs)"]).is_empty());
+        assert!(
+            lines(&[
+                " def mean(xs):",
+                "     if len(xs) == 0:",
+                "         raise ValueError",
+                "+    return sum(xs) / len(xs)"
+            ])
+            .is_empty()
+        );
         // The function's start is not in the hunk: a guard may sit above it.
         assert!(lines(&["     total = sum(xs)", "+    return total / len(xs)"]).is_empty());
     }

@@ -40,7 +40,12 @@ impl Rule for AuthorizationRemoved {
         for h in &file.hunks {
             for (anchor, removed) in removed_with_anchor(h) {
                 let t = removed.trim();
-                if t.starts_with('#') || t.starts_with("//") || t.starts_with("def ") || t.starts_with("import") || t.starts_with("from ") {
+                if t.starts_with('#')
+                    || t.starts_with("//")
+                    || t.starts_with("def ")
+                    || t.starts_with("import")
+                    || t.starts_with("from ")
+                {
                     continue;
                 }
                 let Some(m) = AUTH_CALL.captures(removed) else { continue };
@@ -62,22 +67,59 @@ mod tests {
     use crate::rules::testutil::diff;
 
     fn lines(l: &[&str]) -> Vec<u32> {
-        AuthorizationRemoved.check(&diff("h.py", l), Lang::Python).into_iter().map(|h| h.line).collect()
+        AuthorizationRemoved
+            .check(&diff("h.py", l), Lang::Python)
+            .into_iter()
+            .map(|h| h.line)
+            .collect()
     }
 
     #[test]
     fn removed_checks() {
-        assert_eq!(lines(&[" def delete(req, id):", "-    require_role(req.user, ADMIN)", "     db.delete(id)"]), vec![2]);
-        assert_eq!(lines(&["-@login_required", " def view(req):", "     return x"]), vec![1]);
-        assert_eq!(lines(&[" def f(u):", "-    if not u.has_permission('x'):", "-        raise Denied", "     go()"]), vec![2]);
-        assert_eq!(lines(&[" def f(u):", "-    authorize(u, 'orders:write')", "     go()"]), vec![2]);
+        assert_eq!(
+            lines(&[
+                " def delete(req, id):",
+                "-    require_role(req.user, ADMIN)",
+                "     db.delete(id)"
+            ]),
+            vec![2]
+        );
+        assert_eq!(
+            lines(&["-@login_required", " def view(req):", "     return x"]),
+            vec![1]
+        );
+        assert_eq!(
+            lines(&[
+                " def f(u):",
+                "-    if not u.has_permission('x'):",
+                "-        raise Denied",
+                "     go()"
+            ]),
+            vec![2]
+        );
+        assert_eq!(
+            lines(&[" def f(u):", "-    authorize(u, 'orders:write')", "     go()"]),
+            vec![2]
+        );
     }
 
     #[test]
     fn moved_or_unrelated() {
-        assert!(lines(&["-    require_role(req.user, ADMIN)", "+    require_role(request.user, ADMIN)"]).is_empty());
+        assert!(
+            lines(&[
+                "-    require_role(req.user, ADMIN)",
+                "+    require_role(request.user, ADMIN)"
+            ])
+            .is_empty()
+        );
         assert!(lines(&["-    log.info('x')", "+    log.debug('x')"]).is_empty());
-        assert!(lines(&["-def require_role(user, role):", "+def require_role(user, role, strict=True):"]).is_empty());
+        assert!(
+            lines(&[
+                "-def require_role(user, role):",
+                "+def require_role(user, role, strict=True):"
+            ])
+            .is_empty()
+        );
         assert!(lines(&["-    # require_role(u, x) is done by middleware", " go()"]).is_empty());
     }
 }

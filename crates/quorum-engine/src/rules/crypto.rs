@@ -105,7 +105,8 @@ static SECRET_ASSIGN: LazyLock<Regex> = LazyLock::new(|| {
 static SECRET_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(AKIA[0-9A-Z]{16}|-----BEGIN (RSA |EC |OPENSSH )?PRIVATE KEY-----|ghp_[A-Za-z0-9]{36}|xox[bp]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9]{32,})").unwrap()
 });
-static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)(example|changeme|placeholder|dummy|xxx|your[_-]|<|\$\{|test|fake)").unwrap());
+static PLACEHOLDER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)(example|changeme|placeholder|dummy|xxx|your[_-]|<|\$\{|test|fake)").unwrap());
 
 impl Rule for HardcodedSecret {
     fn meta(&self) -> &'static RuleMeta {
@@ -118,10 +119,7 @@ impl Rule for HardcodedSecret {
         added_lines(file)
             .filter(|(_, t)| {
                 let t = strip_comment(t, lang);
-                SECRET_TOKEN.is_match(t)
-                    || SECRET_ASSIGN
-                        .captures(t)
-                        .is_some_and(|c| !PLACEHOLDER.is_match(&c[2]))
+                SECRET_TOKEN.is_match(t) || SECRET_ASSIGN.captures(t).is_some_and(|c| !PLACEHOLDER.is_match(&c[2]))
             })
             .map(|(n, t)| Hit::at(n, t))
             .collect()
@@ -139,28 +137,90 @@ mod tests {
 
     #[test]
     fn weak_hash_with_and_without_password_context() {
-        let h = hits(&WeakPasswordHash, "auth.py", &[" def hash_password(password, salt):", "+    return hashlib.md5(salt + password).hexdigest()"]);
+        let h = hits(
+            &WeakPasswordHash,
+            "auth.py",
+            &[
+                " def hash_password(password, salt):",
+                "+    return hashlib.md5(salt + password).hexdigest()",
+            ],
+        );
         assert_eq!(h.len(), 1);
         assert_eq!(h[0].severity, None, "full severity in password context");
-        let h = hits(&WeakPasswordHash, "etag.py", &[" def etag(body):", "+    return hashlib.md5(body).hexdigest()"]);
+        let h = hits(
+            &WeakPasswordHash,
+            "etag.py",
+            &[" def etag(body):", "+    return hashlib.md5(body).hexdigest()"],
+        );
         assert_eq!(h[0].severity, Some(Severity::Minor));
-        assert!(hits(&WeakPasswordHash, "auth.py", &["+    return hashlib.pbkdf2_hmac('sha256', pw, salt, 200_000)"]).is_empty());
-        assert_eq!(hits(&WeakPasswordHash, "a.js", &["+const pwHash = crypto.createHash('md5').update(password)"]).len(), 1);
+        assert!(
+            hits(
+                &WeakPasswordHash,
+                "auth.py",
+                &["+    return hashlib.pbkdf2_hmac('sha256', pw, salt, 200_000)"]
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            hits(
+                &WeakPasswordHash,
+                "a.js",
+                &["+const pwHash = crypto.createHash('md5').update(password)"]
+            )
+            .len(),
+            1
+        );
     }
 
     #[test]
     fn tls() {
-        assert_eq!(hits(&TlsVerifyDisabled, "a.py", &["+r = requests.get(url, verify=False, timeout=3)"]).len(), 1);
-        assert_eq!(hits(&TlsVerifyDisabled, "a.go", &["+tls.Config{InsecureSkipVerify: true}"]).len(), 1);
-        assert!(hits(&TlsVerifyDisabled, "a.py", &["+r = requests.get(url, verify=True, timeout=3)"]).is_empty());
+        assert_eq!(
+            hits(
+                &TlsVerifyDisabled,
+                "a.py",
+                &["+r = requests.get(url, verify=False, timeout=3)"]
+            )
+            .len(),
+            1
+        );
+        assert_eq!(
+            hits(&TlsVerifyDisabled, "a.go", &["+tls.Config{InsecureSkipVerify: true}"]).len(),
+            1
+        );
+        assert!(
+            hits(
+                &TlsVerifyDisabled,
+                "a.py",
+                &["+r = requests.get(url, verify=True, timeout=3)"]
+            )
+            .is_empty()
+        );
     }
 
     #[test]
     fn secrets() {
-        assert_eq!(hits(&HardcodedSecret, "settings.py", &["+API_KEY = \"9f8e7d6c5b4a39281706\""]).len(), 1);
-        assert_eq!(hits(&HardcodedSecret, "settings.py", &["+aws = 'AKIAIOSFODNN7EXAMPLE'"]).len(), 1);
+        assert_eq!(
+            hits(
+                &HardcodedSecret,
+                "settings.py",
+                &["+API_KEY = \"9f8e7d6c5b4a39281706\""]
+            )
+            .len(),
+            1
+        );
+        assert_eq!(
+            hits(&HardcodedSecret, "settings.py", &["+aws = 'AKIAIOSFODNN7EXAMPLE'"]).len(),
+            1
+        );
         assert!(hits(&HardcodedSecret, "settings.py", &["+API_KEY = os.environ[\"API_KEY\"]"]).is_empty());
         assert!(hits(&HardcodedSecret, "settings.py", &["+password = \"changeme-please\""]).is_empty());
-        assert!(hits(&HardcodedSecret, "tests/test_x.py", &["+API_KEY = \"9f8e7d6c5b4a39281706\""]).is_empty());
+        assert!(
+            hits(
+                &HardcodedSecret,
+                "tests/test_x.py",
+                &["+API_KEY = \"9f8e7d6c5b4a39281706\""]
+            )
+            .is_empty()
+        );
     }
 }

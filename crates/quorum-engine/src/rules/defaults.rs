@@ -21,7 +21,8 @@ relies on it shares (and mutates) the same list or dict. Default to `None` and c
 };
 
 static DEF: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(async\s+)?def\s+\w+\s*\(.*\w+\s*(:\s*[^=,)]+)?=\s*(\[\s*\]|\{\s*\}|list\(\)|dict\(\)|set\(\))").unwrap()
+    Regex::new(r"^\s*(async\s+)?def\s+\w+\s*\(.*\w+\s*(:\s*[^=,)]+)?=\s*(\[\s*\]|\{\s*\}|list\(\)|dict\(\)|set\(\))")
+        .unwrap()
 });
 
 impl Rule for MutableDefault {

@@ -62,9 +62,9 @@ impl Rule for SwallowedException {
                 let stmts: Vec<&str> = body.iter().map(|(_, t, _)| t.trim()).collect();
                 let raises = stmts.iter().any(|s| s.starts_with("raise") || s.contains("sys.exit"));
                 // Returning an error value explicitly is handling it.
-                let returns_error = stmts
-                    .iter()
-                    .any(|s| s.starts_with("return") && (s.contains("rror") || s.contains("fail") || s.contains("False")));
+                let returns_error = stmts.iter().any(|s| {
+                    s.starts_with("return") && (s.contains("rror") || s.contains("fail") || s.contains("False"))
+                });
                 if raises || returns_error {
                     continue;
                 }
@@ -87,12 +87,25 @@ mod tests {
     use crate::rules::testutil::diff;
 
     fn lines(l: &[&str]) -> Vec<u32> {
-        SwallowedException.check(&diff("o.py", l), Lang::Python).into_iter().map(|h| h.line).collect()
+        SwallowedException
+            .check(&diff("o.py", l), Lang::Python)
+            .into_iter()
+            .map(|h| h.line)
+            .collect()
     }
 
     #[test]
     fn swallowed_by_pass_or_log_and_return() {
-        assert_eq!(lines(&["     try:", "         pay()", "+    except PaymentError:", "+        pass", " done()"]), vec![3]);
+        assert_eq!(
+            lines(&[
+                "     try:",
+                "         pay()",
+                "+    except PaymentError:",
+                "+        pass",
+                " done()"
+            ]),
+            vec![3]
+        );
         assert_eq!(
             lines(&[
                 "     try:",
@@ -106,14 +119,31 @@ mod tests {
             ]),
             vec![3]
         );
-        assert_eq!(lines(&["+    except Exception:", "+        logger.info('x')", " y = 1"]), vec![1]);
+        assert_eq!(
+            lines(&["+    except Exception:", "+        logger.info('x')", " y = 1"]),
+            vec![1]
+        );
     }
 
     #[test]
     fn handled_or_control_flow_is_fine() {
-        assert!(lines(&["+    except PaymentError as e:", "+        raise OrderError('x') from e", " y"]).is_empty());
+        assert!(
+            lines(&[
+                "+    except PaymentError as e:",
+                "+        raise OrderError('x') from e",
+                " y"
+            ])
+            .is_empty()
+        );
         assert!(lines(&["+    except KeyError:", "+        value = default", " y"]).is_empty());
-        assert!(lines(&["+    except ValueError:", "+        return Response.error(400, 'bad')", " y"]).is_empty());
+        assert!(
+            lines(&[
+                "+    except ValueError:",
+                "+        return Response.error(400, 'bad')",
+                " y"
+            ])
+            .is_empty()
+        );
         // Block cut off by the end of the hunk: cannot judge.
         assert!(lines(&["+    except Exception:", "+        log.info('x')"]).is_empty());
         // Untouched handler.

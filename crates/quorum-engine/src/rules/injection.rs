@@ -30,11 +30,11 @@ static SQL_WORDS: LazyLock<Regex> = LazyLock::new(|| {
 static INTERPOLATED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r#"(\b[fF][rR]?"[^"]*\{[^}]+\})|(\b[fF][rR]?'[^']*\{[^}]+\})"#, // f"... {x}"
-        r#"|(["']\s*%\s*[\w(])"#,                        // "..." % x
-        r#"|(["']\s*\.\s*format\s*\()"#,                 // "...".format(
-        r#"|(["']\s*\+\s*\w)|(\w\s*\+\s*["'])"#,         // "..." + x / x + "..."
-        r#"|(`[^`]*\$\{[^}]+\}[^`]*`)"#,                 // JS template literal
-        r#"|(fmt\.Sprintf\()"#                           // Go
+        r#"|(["']\s*%\s*[\w(])"#,                                       // "..." % x
+        r#"|(["']\s*\.\s*format\s*\()"#,                                // "...".format(
+        r#"|(["']\s*\+\s*\w)|(\w\s*\+\s*["'])"#,                        // "..." + x / x + "..."
+        r#"|(`[^`]*\$\{[^}]+\}[^`]*`)"#,                                // JS template literal
+        r#"|(fmt\.Sprintf\()"#                                          // Go
     ))
     .unwrap()
 });
@@ -69,7 +69,8 @@ commands. Pass an argument list without `shell=True` (or `exec.Command` with sep
 
 static SHELL_TRUE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\bshell\s*=\s*True\b").unwrap());
 static OS_SYSTEM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"\b(os\.system|os\.popen|child_process\.exec|execSync)\s*\(\s*([fF]["']|.*(\+|%|\.format\(|\$\{))"#).unwrap()
+    Regex::new(r#"\b(os\.system|os\.popen|child_process\.exec|execSync)\s*\(\s*([fF]["']|.*(\+|%|\.format\(|\$\{))"#)
+        .unwrap()
 });
 
 impl Rule for ShellInjection {
@@ -101,7 +102,8 @@ a file or the network it is code execution. Parse the data instead (`json.loads`
 };
 
 static EVAL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(^|[^.\w])(eval|exec)\s*\(\s*[^)\s]").unwrap());
-static EVAL_LITERAL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"(eval|exec)\s*\(\s*["'][^"'{}]*["']\s*\)"#).unwrap());
+static EVAL_LITERAL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"(eval|exec)\s*\(\s*["'][^"'{}]*["']\s*\)"#).unwrap());
 
 impl Rule for DynamicEval {
     fn meta(&self) -> &'static RuleMeta {
@@ -127,34 +129,112 @@ mod tests {
     use crate::rules::testutil::diff;
 
     fn hits(rule: &dyn Rule, path: &str, lines: &[&str]) -> Vec<u32> {
-        rule.check(&diff(path, lines), Lang::of(path)).into_iter().map(|h| h.line).collect()
+        rule.check(&diff(path, lines), Lang::of(path))
+            .into_iter()
+            .map(|h| h.line)
+            .collect()
     }
 
     #[test]
     fn sql_positive() {
-        assert_eq!(hits(&SqlStringBuilding, "db.py", &[" def f(name):", "+    cur.execute(f\"SELECT * FROM t WHERE name = '{name}'\")"]), vec![2]);
-        assert_eq!(hits(&SqlStringBuilding, "db.py", &["+q = \"DELETE FROM users WHERE id = %s\" % uid"]), vec![1]);
-        assert_eq!(hits(&SqlStringBuilding, "db.py", &["+q = \"UPDATE t SET a = 1 WHERE id = \" + str(i)"]), vec![1]);
-        assert_eq!(hits(&SqlStringBuilding, "db.js", &["+db.query(`SELECT id FROM t WHERE a = ${a}`)"]), vec![1]);
+        assert_eq!(
+            hits(
+                &SqlStringBuilding,
+                "db.py",
+                &[
+                    " def f(name):",
+                    "+    cur.execute(f\"SELECT * FROM t WHERE name = '{name}'\")"
+                ]
+            ),
+            vec![2]
+        );
+        assert_eq!(
+            hits(
+                &SqlStringBuilding,
+                "db.py",
+                &["+q = \"DELETE FROM users WHERE id = %s\" % uid"]
+            ),
+            vec![1]
+        );
+        assert_eq!(
+            hits(
+                &SqlStringBuilding,
+                "db.py",
+                &["+q = \"UPDATE t SET a = 1 WHERE id = \" + str(i)"]
+            ),
+            vec![1]
+        );
+        assert_eq!(
+            hits(
+                &SqlStringBuilding,
+                "db.js",
+                &["+db.query(`SELECT id FROM t WHERE a = ${a}`)"]
+            ),
+            vec![1]
+        );
         // Implicit concatenation over lines: the interpolated part is flagged.
         assert_eq!(
-            hits(&SqlStringBuilding, "db.py", &["+    q = (", "+        \"SELECT id FROM accounts \"", "+        f\"WHERE name = '{name}'\"", "+    )"]),
+            hits(
+                &SqlStringBuilding,
+                "db.py",
+                &[
+                    "+    q = (",
+                    "+        \"SELECT id FROM accounts \"",
+                    "+        f\"WHERE name = '{name}'\"",
+                    "+    )"
+                ]
+            ),
             vec![3]
         );
     }
 
     #[test]
     fn sql_negative() {
-        assert!(hits(&SqlStringBuilding, "db.py", &["+cur.execute(\"SELECT * FROM t WHERE name = ?\", (name,))"]).is_empty());
-        assert!(hits(&SqlStringBuilding, "db.py", &["+msg = f\"selected {n} items from the list\""]).is_empty());
-        assert!(hits(&SqlStringBuilding, "db.py", &["+# q = f\"SELECT * FROM t WHERE a = {a}\""]).is_empty());
+        assert!(
+            hits(
+                &SqlStringBuilding,
+                "db.py",
+                &["+cur.execute(\"SELECT * FROM t WHERE name = ?\", (name,))"]
+            )
+            .is_empty()
+        );
+        assert!(
+            hits(
+                &SqlStringBuilding,
+                "db.py",
+                &["+msg = f\"selected {n} items from the list\""]
+            )
+            .is_empty()
+        );
+        assert!(
+            hits(
+                &SqlStringBuilding,
+                "db.py",
+                &["+# q = f\"SELECT * FROM t WHERE a = {a}\""]
+            )
+            .is_empty()
+        );
         // Context lines (not added by the change) are not the change's fault.
-        assert!(hits(&SqlStringBuilding, "db.py", &[" q = f\"SELECT * FROM t WHERE a = {a}\"", "+x = 1"]).is_empty());
+        assert!(
+            hits(
+                &SqlStringBuilding,
+                "db.py",
+                &[" q = f\"SELECT * FROM t WHERE a = {a}\"", "+x = 1"]
+            )
+            .is_empty()
+        );
     }
 
     #[test]
     fn shell() {
-        assert_eq!(hits(&ShellInjection, "a.py", &["+subprocess.run(f\"tar xf {path}\", shell=True)"]), vec![1]);
+        assert_eq!(
+            hits(
+                &ShellInjection,
+                "a.py",
+                &["+subprocess.run(f\"tar xf {path}\", shell=True)"]
+            ),
+            vec![1]
+        );
         assert_eq!(hits(&ShellInjection, "a.py", &["+os.system(\"rm -rf \" + d)"]), vec![1]);
         assert!(hits(&ShellInjection, "a.py", &["+subprocess.run([\"tar\", \"xf\", path])"]).is_empty());
         assert!(hits(&ShellInjection, "a.py", &["+subprocess.run(\"make\", shell=True)"]).is_empty());
@@ -162,7 +242,10 @@ mod tests {
 
     #[test]
     fn eval() {
-        assert_eq!(hits(&DynamicEval, "a.py", &["+value = eval(request.args['x'])"]), vec![1]);
+        assert_eq!(
+            hits(&DynamicEval, "a.py", &["+value = eval(request.args['x'])"]),
+            vec![1]
+        );
         assert!(hits(&DynamicEval, "a.py", &["+value = ast.literal_eval(text)"]).is_empty());
         assert!(hits(&DynamicEval, "a.py", &["+model.eval()"]).is_empty());
         assert!(hits(&DynamicEval, "a.go", &["+eval(x)"]).is_empty());

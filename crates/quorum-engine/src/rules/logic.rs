@@ -12,13 +12,23 @@ use super::{Hit, Rule, RuleMeta, similar_pairs};
 use crate::lang::Lang;
 
 /// Comparison operators and their negation.
-const NEGATION: [(&str, &str); 6] = [(">=", "<"), ("<=", ">"), ("==", "!="), ("<", ">="), (">", "<="), ("!=", "==")];
+const NEGATION: [(&str, &str); 6] = [
+    (">=", "<"),
+    ("<=", ">"),
+    ("==", "!="),
+    ("<", ">="),
+    (">", "<="),
+    ("!=", "=="),
+];
 /// Boundary moves: same direction, other inclusiveness.
 const BOUNDARY: [(&str, &str); 4] = [("<", "<="), ("<=", "<"), (">", ">="), (">=", ">")];
 
 /// `lhs op rhs` where each side is a name, attribute, call or literal.
 static CMP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"([\w.]+(?:\([^()]*\))?|"[^"]*"|'[^']*')\s*(<=|>=|==|!=|<|>)\s*([\w.]+(?:\([^()]*\))?|"[^"]*"|'[^']*')"#).unwrap()
+    Regex::new(
+        r#"([\w.]+(?:\([^()]*\))?|"[^"]*"|'[^']*')\s*(<=|>=|==|!=|<|>)\s*([\w.]+(?:\([^()]*\))?|"[^"]*"|'[^']*')"#,
+    )
+    .unwrap()
 });
 
 /// Every comparison of a line as (lhs, op, rhs). Lines with arrows or shifts
@@ -34,7 +44,9 @@ fn comparisons(line: &str) -> Vec<(String, &str, String)> {
 
 fn is_guard(line: &str) -> bool {
     let t = line.trim_start();
-    ["if ", "elif ", "while ", "return ", "assert ", "} else if", "else if"].iter().any(|k| t.starts_with(k))
+    ["if ", "elif ", "while ", "return ", "assert ", "} else if", "else if"]
+        .iter()
+        .any(|k| t.starts_with(k))
         || t.contains(" if ")
 }
 
@@ -162,19 +174,31 @@ mod tests {
 
     #[test]
     fn inverted_and_boundary() {
-        let h = hits(&ConditionChanged, &["-    return product.stock >= quantity", "+    return product.stock < quantity"]);
+        let h = hits(
+            &ConditionChanged,
+            &[
+                "-    return product.stock >= quantity",
+                "+    return product.stock < quantity",
+            ],
+        );
         assert_eq!(h.len(), 1);
         assert_eq!(h[0].severity, None);
         let h = hits(&ConditionChanged, &["-    if n < limit:", "+    if n <= limit:"]);
         assert_eq!(h[0].severity, Some(Severity::Minor));
-        assert_eq!(hits(&ConditionChanged, &["-    while x == y:", "+    while x != y:"]).len(), 1);
+        assert_eq!(
+            hits(&ConditionChanged, &["-    while x == y:", "+    while x != y:"]).len(),
+            1
+        );
         // A restructured guard: the conjunction split out, the comparison flipped.
-        let h = hits(&ConditionChanged, &[
-            "-    return user.enabled and len(user.keys) > limit",
-            "+    if not user.enabled:",
-            "+        return False",
-            "+    return len(user.keys) <= limit",
-        ]);
+        let h = hits(
+            &ConditionChanged,
+            &[
+                "-    return user.enabled and len(user.keys) > limit",
+                "+    if not user.enabled:",
+                "+        return False",
+                "+    return len(user.keys) <= limit",
+            ],
+        );
         assert_eq!(h.iter().map(|h| h.line).collect::<Vec<_>>(), vec![3]);
     }
 
@@ -190,21 +214,54 @@ mod tests {
 
     #[test]
     fn offsets() {
-        assert_eq!(hits(&OffsetShift, &["-    return (page - 1) * size", "+    return page * size"]).len(), 1);
-        assert_eq!(hits(&OffsetShift, &["-    start = page * size", "+    start = (page - 1) * size"]).len(), 1);
-        // Validation merged above it: the offset line still pairs with its old self.
         assert_eq!(
-            hits(&OffsetShift, &[
-                "-    if n < 1:",
-                "-        raise ValueError('n')",
-                "-    return (n - 1) * per_page",
-                "+    if n < 1 or per_page < 1:",
-                "+        raise ValueError('bad')",
-                "+    return n * per_page",
-            ]).len(),
+            hits(
+                &OffsetShift,
+                &["-    return (page - 1) * size", "+    return page * size"]
+            )
+            .len(),
             1
         );
-        assert!(hits(&OffsetShift, &["-    return (page - 1) * size", "+    return (page - 1) * size  # 1-based"]).is_empty());
-        assert!(hits(&OffsetShift, &["-    return (page - 1) * size", "+    return (page - 1) * per_page"]).is_empty());
+        assert_eq!(
+            hits(
+                &OffsetShift,
+                &["-    start = page * size", "+    start = (page - 1) * size"]
+            )
+            .len(),
+            1
+        );
+        // Validation merged above it: the offset line still pairs with its old self.
+        assert_eq!(
+            hits(
+                &OffsetShift,
+                &[
+                    "-    if n < 1:",
+                    "-        raise ValueError('n')",
+                    "-    return (n - 1) * per_page",
+                    "+    if n < 1 or per_page < 1:",
+                    "+        raise ValueError('bad')",
+                    "+    return n * per_page",
+                ]
+            )
+            .len(),
+            1
+        );
+        assert!(
+            hits(
+                &OffsetShift,
+                &[
+                    "-    return (page - 1) * size",
+                    "+    return (page - 1) * size  # 1-based"
+                ]
+            )
+            .is_empty()
+        );
+        assert!(
+            hits(
+                &OffsetShift,
+                &["-    return (page - 1) * size", "+    return (page - 1) * per_page"]
+            )
+            .is_empty()
+        );
     }
 }

@@ -148,7 +148,9 @@ pub fn removed_with_anchor(h: &Hunk) -> Vec<(u32, &str)> {
 /// pairs up.
 pub fn similar_pairs(h: &Hunk) -> Vec<(&str, u32, &str)> {
     fn words(s: &str) -> std::collections::BTreeSet<&str> {
-        s.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect()
+        s.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect()
     }
     fn flush<'a>(removed: &mut Vec<&'a str>, added: &mut Vec<(u32, &'a str)>, out: &mut Vec<(&'a str, u32, &'a str)>) {
         for (n, a) in added.iter() {
@@ -162,10 +164,10 @@ pub fn similar_pairs(h: &Hunk) -> Vec<(&str, u32, &str)> {
                     (inter / union, *r)
                 })
                 .max_by(|x, y| x.0.total_cmp(&y.0));
-            if let Some((sim, r)) = best {
-                if sim >= 1.0 / 3.0 {
-                    out.push((r, *n, *a));
-                }
+            if let Some((sim, r)) = best
+                && sim >= 1.0 / 3.0
+            {
+                out.push((r, *n, *a));
             }
         }
         removed.clear();

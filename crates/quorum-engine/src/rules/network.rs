@@ -79,7 +79,11 @@ mod tests {
     use crate::rules::testutil::diff;
 
     fn lines(l: &[&str]) -> Vec<u32> {
-        MissingTimeout.check(&diff("c.py", l), Lang::Python).into_iter().map(|h| h.line).collect()
+        MissingTimeout
+            .check(&diff("c.py", l), Lang::Python)
+            .into_iter()
+            .map(|h| h.line)
+            .collect()
     }
 
     #[test]
@@ -105,7 +109,11 @@ mod tests {
         assert!(lines(&[" r = requests.get(url)", "+x = 1"]).is_empty());
         // Runs past the end of the hunk: unknown, not reported.
         assert!(lines(&["+r = requests.get(", "+    url,"]).is_empty());
-        assert!(MissingTimeout.check(&diff("c.js", &["+requests.get(url)"]), Lang::JavaScript).is_empty());
+        assert!(
+            MissingTimeout
+                .check(&diff("c.js", &["+requests.get(url)"]), Lang::JavaScript)
+                .is_empty()
+        );
     }
 
     #[test]

@@ -72,7 +72,10 @@ mod tests {
         assert_eq!(check_change(std::slice::from_ref(&code)).len(), 1);
         let test = diff("tests/test_a.py", &["+    assert f() == 2"]);
         assert!(check_change(&[code, test]).is_empty());
-        let doc = diff("shop/a.py", &[" def f():", "+    \"\"\"Return two.\"\"\"", "+    # note"]);
+        let doc = diff(
+            "shop/a.py",
+            &[" def f():", "+    \"\"\"Return two.\"\"\"", "+    # note"],
+        );
         assert!(check_change(&[doc]).is_empty());
     }
 }
