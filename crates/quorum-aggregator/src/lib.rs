@@ -14,10 +14,10 @@ use async_trait::async_trait;
 use quorum_core::cluster::cluster_findings;
 use quorum_core::review::AgentReport;
 use quorum_core::{AgentRole, AgentStatus, RunState};
-use quorum_events::{AgentResult, AggregatedReview, ConsumerGroup, SCHEMA_VERSION};
+use quorum_events::{AgentResult, AggregatedReview, ConsumerGroup, SCHEMA_VERSION, headers};
 use quorum_runtime::{
     BusProducer, CancellationToken, Delivery, Handler, HandlerError, OutMessage, RuntimeError, ServiceContext,
-    ServiceHandle, WorkerSpec, now_ms, start_worker_service,
+    ServiceHandle, WorkerSpec, now_ms, start_worker_service, trace,
 };
 use quorum_store::StateStore;
 use tracing::{info, warn};
@@ -63,8 +63,9 @@ impl Aggregator {
         Aggregator { store, producer }
     }
 
-    /// Records one result and flushes if the job is complete.
-    pub async fn on_result(&self, result: &AgentResult) -> Result<Flush, HandlerError> {
+    /// Records one result and flushes if the job is complete. `trace` is the
+    /// result's `traceparent`, continued by the flush.
+    pub async fn on_result(&self, result: &AgentResult, trace: Option<&str>) -> Result<Flush, HandlerError> {
         let Some(job) = self
             .store
             .get_job(&result.job_id)
@@ -92,13 +93,13 @@ impl Aggregator {
             .map_err(HandlerError::retryable)?;
         let expected = &job.request.policy.agents;
         if expected.iter().all(|a| results.contains_key(a)) {
-            return self.flush(&result.job_id, false).await;
+            return self.flush(&result.job_id, false, trace).await;
         }
         Ok(Flush::Waiting)
     }
 
     /// Flushes a job with what it has; `late` marks missing agents `timeout`.
-    pub async fn flush(&self, job_id: &str, late: bool) -> Result<Flush, HandlerError> {
+    pub async fn flush(&self, job_id: &str, late: bool, trace: Option<&str>) -> Result<Flush, HandlerError> {
         let guard = format!("flush:{job_id}");
         if !self
             .store
@@ -108,7 +109,7 @@ impl Aggregator {
         {
             return Ok(Flush::AlreadyFlushed);
         }
-        match self.publish(job_id, late).await {
+        match self.publish(job_id, late, trace).await {
             Ok(()) => Ok(Flush::Flushed),
             Err(e) => {
                 let _ = self.store.release_guard(&guard).await;
@@ -117,7 +118,7 @@ impl Aggregator {
         }
     }
 
-    async fn publish(&self, job_id: &str, late: bool) -> Result<(), HandlerError> {
+    async fn publish(&self, job_id: &str, late: bool, trace: Option<&str>) -> Result<(), HandlerError> {
         let job = self
             .store
             .get_job(job_id)
@@ -132,7 +133,9 @@ impl Aggregator {
                 .await
                 .map_err(HandlerError::retryable)?;
         }
-        self.producer.publish(&payload).await.map_err(HandlerError::retryable)?;
+        let tp = trace.map(trace::child_of).unwrap_or_else(trace::new_traceparent);
+        let msg = OutMessage::of(&payload).with_header(headers::TRACEPARENT, tp);
+        self.producer.send(&msg).await.map_err(HandlerError::retryable)?;
         self.store
             .set_run_state(job_id, RunState::Aggregated, None)
             .await
@@ -155,7 +158,7 @@ impl Aggregator {
             .map_err(HandlerError::retryable)?;
         let mut flushed = 0;
         for job_id in due {
-            match self.flush(&job_id, true).await? {
+            match self.flush(&job_id, true, None).await? {
                 Flush::Flushed => flushed += 1,
                 // Flushed by the handler (or another replica) meanwhile.
                 _ => self
@@ -220,7 +223,9 @@ impl Handler for ResultHandler {
     async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
         let result: AgentResult = d.decode()?;
         // The aggregator publishes the flush itself, under its guard.
-        self.aggregator.on_result(&result).await?;
+        self.aggregator
+            .on_result(&result, d.header(headers::TRACEPARENT))
+            .await?;
         Ok(vec![])
     }
 }

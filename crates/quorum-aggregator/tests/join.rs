@@ -72,32 +72,34 @@ async fn duplicates_are_ignored_and_agreement_is_merged() {
     store.put_job(&sample_job("j", 1)).await.unwrap();
     let agg = Aggregator::new(store.clone(), ctx.producer.clone());
     let static_result = result("j", AgentRole::Static, vec![finding(AgentRole::Static, 40)]);
-    assert_eq!(agg.on_result(&static_result).await.unwrap(), Flush::Waiting);
+    assert_eq!(agg.on_result(&static_result, None).await.unwrap(), Flush::Waiting);
     // The same result again (a redelivery) changes nothing.
     let mut dup = static_result.clone();
     dup.findings.push(finding(AgentRole::Static, 90));
-    assert_eq!(agg.on_result(&dup).await.unwrap(), Flush::Waiting);
-    agg.on_result(&result(
-        "j",
-        AgentRole::Security,
-        vec![finding(AgentRole::Security, 41)],
-    ))
+    assert_eq!(agg.on_result(&dup, None).await.unwrap(), Flush::Waiting);
+    agg.on_result(
+        &result("j", AgentRole::Security, vec![finding(AgentRole::Security, 41)]),
+        None,
+    )
     .await
     .unwrap();
-    agg.on_result(&result(
-        "j",
-        AgentRole::Reviewer,
-        vec![finding(AgentRole::Reviewer, 43)],
-    ))
+    agg.on_result(
+        &result("j", AgentRole::Reviewer, vec![finding(AgentRole::Reviewer, 43)]),
+        None,
+    )
     .await
     .unwrap();
     assert_eq!(
-        agg.on_result(&result("j", AgentRole::Tests, vec![])).await.unwrap(),
+        agg.on_result(&result("j", AgentRole::Tests, vec![]), None)
+            .await
+            .unwrap(),
         Flush::Flushed
     );
     // A late duplicate after the flush does not flush again.
     assert_eq!(
-        agg.on_result(&result("j", AgentRole::Tests, vec![])).await.unwrap(),
+        agg.on_result(&result("j", AgentRole::Tests, vec![]), None)
+            .await
+            .unwrap(),
         Flush::AlreadyFlushed
     );
 
@@ -121,7 +123,7 @@ async fn the_deadline_flushes_a_job_with_a_missing_agent_as_timeout() {
     store.mark_pending("late", 1).await.unwrap();
     let agg = Aggregator::new(store.clone(), ctx.producer.clone());
     for role in [AgentRole::Static, AgentRole::Reviewer, AgentRole::Security] {
-        agg.on_result(&result("late", role, vec![])).await.unwrap();
+        agg.on_result(&result("late", role, vec![]), None).await.unwrap();
     }
     // Not yet due with a long deadline; due with a short one.
     assert_eq!(agg.sweep(Duration::from_secs(3600 * 24 * 365 * 100)).await.unwrap(), 0);
@@ -149,7 +151,7 @@ async fn two_replicas_flush_a_job_exactly_once() {
             store.put_result(&result(&job, role, vec![])).await.unwrap();
         }
         // Both replicas race to flush (the handler on one, the sweeper on the other).
-        let (ra, rb) = tokio::join!(a.flush(&job, false), b.flush(&job, true));
+        let (ra, rb) = tokio::join!(a.flush(&job, false, None), b.flush(&job, true, None));
         let flushed = [ra.unwrap(), rb.unwrap()]
             .iter()
             .filter(|f| **f == Flush::Flushed)

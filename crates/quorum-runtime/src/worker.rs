@@ -9,8 +9,8 @@
 //! it assigned in ~3 s. The price is that a message in hand whose partition
 //! moves away may be processed twice, which idempotent handlers absorb.
 //!
-//! The offset is committed only after the handler's output is acknowledged by
-//! the broker. A retryable failure re-publishes the message with its attempt
+//! The offset is committed only after the handler's output is acknowledged
+//! by the broker. A retryable failure re-publishes the message with its attempt
 //! count in a header (scoped to this group, so the other groups of a fan-out
 //! ignore the copy) and commits the original, so the partition keeps moving;
 //! after the last attempt, or at once for an invalid message, the message
@@ -211,7 +211,7 @@ impl Worker {
             .header(headers::RETRY_FOR)
             .is_some_and(|owner| owner != self.spec.group)
         {
-            self.commit(&delivery);
+            self.commit(&delivery).await;
             return Ok(());
         }
         let span = info_span!(
@@ -252,7 +252,7 @@ impl Worker {
             return Ok(());
         }
         self.count(&delivery, outcome);
-        self.commit(&delivery);
+        self.commit(&delivery).await;
         Ok(())
     }
 
@@ -400,7 +400,12 @@ impl Worker {
         }
     }
 
-    fn commit(&self, delivery: &Delivery) {
+    /// Commits the message's offset synchronously — on a blocking thread,
+    /// while this task keeps polling. Committing on the runtime thread would
+    /// block it, and during a rebalance the commit waits for the very poll it
+    /// would be blocking (seen here as a hang with a newcomer joining during
+    /// a long handler).
+    async fn commit(&mut self, delivery: &Delivery) {
         let mut tpl = TopicPartitionList::new();
         if tpl
             .add_partition_offset(&delivery.topic, delivery.partition, Offset::Offset(delivery.offset + 1))
@@ -408,10 +413,23 @@ impl Worker {
         {
             return;
         }
-        if let Err(e) = self.consumer.commit(&tpl, CommitMode::Sync) {
+        let consumer = self.consumer.clone();
+        let mut commit = tokio::task::spawn_blocking(move || consumer.commit(&tpl, CommitMode::Sync));
+        let result = loop {
+            tokio::select! {
+                r = &mut commit => break r,
+                m = self.consumer.recv() => match m {
+                    Ok(m) => self.backlog.push_back(m.detach()),
+                    Err(e) => warn!(error = %e, "consumer error while committing"),
+                },
+            }
+        };
+        match result {
+            Ok(Ok(())) => {}
             // Typically the partition moved during a rebalance; its new owner
             // re-reads the message and the idempotent handler absorbs it.
-            warn!(error = %e, partition = delivery.partition, "commit failed");
+            Ok(Err(e)) => warn!(error = %e, partition = delivery.partition, "commit failed"),
+            Err(e) => warn!(error = %e, "commit task failed"),
         }
     }
 

@@ -64,6 +64,7 @@ struct Bus {
     broker: EmbeddedBroker,
     config: BusConfig,
     producer: BusProducer,
+    workers: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 impl Bus {
@@ -75,6 +76,19 @@ impl Bus {
             broker,
             config,
             producer,
+            workers: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Stops every worker while the broker is still up (a consumer closing
+    /// against a destroyed broker waits forever), then drops the broker.
+    async fn close(self) {
+        let workers: Vec<_> = self.workers.lock().unwrap().drain(..).collect();
+        for w in &workers {
+            w.abort();
+        }
+        while !workers.iter().all(|w| w.is_finished()) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
@@ -99,7 +113,9 @@ impl Bus {
             Metrics::new(),
         )
         .unwrap();
-        tokio::spawn(w.run(shutdown.clone()))
+        let h = tokio::spawn(w.run(shutdown.clone()));
+        self.workers.lock().unwrap().push(h.abort_handle());
+        h
     }
 
     async fn send(&self, topic: Topic, key: &str, payload: &str) {
@@ -153,6 +169,7 @@ async fn every_agent_group_receives_every_job() {
         assert_eq!(keys.len(), 5, "{g} saw {keys:?}");
     }
     stop.cancel();
+    bus.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -208,6 +225,7 @@ async fn two_members_of_one_group_split_the_six_partitions() {
     assert!(pa.is_disjoint(&pb), "a={pa:?} b={pb:?}");
     assert_eq!(pa.union(&pb).count(), 6);
     stop.cancel();
+    bus.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -232,6 +250,7 @@ async fn an_uncommitted_message_is_redelivered_after_its_consumer_dies() {
     .await;
     assert_eq!(seen(&log, "survivor")[0].2, "work");
     stop.cancel();
+    bus.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -268,6 +287,7 @@ async fn a_poison_message_reaches_the_dlq_after_three_attempts_and_the_partition
     let bystander = seen(&log, "bystander");
     assert_eq!(bystander.len(), 4, "other groups see each message once: {bystander:?}");
     stop.cancel();
+    bus.close().await;
 }
 
 /// Reads the DLQ with a plain consumer to check the headers.
@@ -317,6 +337,7 @@ async fn an_invalid_message_goes_to_the_dlq_at_once_with_where_it_came_from() {
     assert!(h.contains_key(headers::TRACEPARENT));
     assert_eq!(seen(&log, "w").len(), 1, "invalid messages are not retried");
     stop.cancel();
+    bus.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -339,4 +360,65 @@ async fn shutdown_finishes_the_message_in_hand_and_commits_it() {
     let next: Vec<String> = seen(&log, "next").into_iter().map(|e| e.2).collect();
     assert_eq!(next, vec!["marker".to_string()]);
     stop2.cancel();
+    bus.close().await;
+}
+
+/// A member busy with a long handler keeps polling, so a newcomer joins and
+/// is given partitions while that handler is still running, instead of
+/// waiting for it as it would behind a member that stopped polling. (On the
+/// mock cluster a cooperative rebalance takes two rounds of about
+/// `session.timeout.ms − 1 s` each, so ~10 s with the test settings.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_handler_does_not_freeze_its_group() {
+    struct Busy {
+        started: Arc<std::sync::atomic::AtomicBool>,
+        finished: Arc<std::sync::atomic::AtomicBool>,
+    }
+    #[async_trait]
+    impl Handler for Busy {
+        async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
+            if d.payload == b"long-review" {
+                self.started.store(true, std::sync::atomic::Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_secs(40)).await;
+                self.finished.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            Ok(vec![])
+        }
+    }
+    let bus = Bus::new();
+    let log: Log = Default::default();
+    let stop = CancellationToken::new();
+    let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spec = WorkerSpec {
+        service: "long".into(),
+        group: "long".into(),
+        topic: Topic::Aggregated,
+    };
+    let busy = Busy {
+        started: started.clone(),
+        finished: finished.clone(),
+    };
+    let w = Worker::new(&bus.config, spec, Arc::new(busy), bus.producer.clone(), Metrics::new()).unwrap();
+    let h = tokio::spawn(w.run(stop.clone()));
+    bus.workers.lock().unwrap().push(h.abort_handle());
+    bus.send(Topic::Aggregated, "first", "long-review").await;
+    wait_until("busy member starts", Duration::from_secs(30), || {
+        started.load(std::sync::atomic::Ordering::SeqCst)
+    })
+    .await;
+    bus.worker("long", Topic::Aggregated, Recorder::new("newcomer", &log), &stop);
+    // Offer work on every partition until the newcomer takes some.
+    let mut i = 0;
+    while seen(&log, "newcomer").is_empty() && !finished.load(std::sync::atomic::Ordering::SeqCst) {
+        bus.send(Topic::Aggregated, &format!("k{i}"), "quick").await;
+        i += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        !finished.load(std::sync::atomic::Ordering::SeqCst),
+        "the newcomer was served only after the long handler ended"
+    );
+    stop.cancel();
+    bus.close().await;
 }
