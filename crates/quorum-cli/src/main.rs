@@ -41,6 +41,28 @@ enum Command {
     },
     /// Measure webhook-to-review overhead with the offline engine.
     Bench(bench::BenchArgs),
+    /// Publish a draft review (F-PUB-4).
+    Approve(DraftArgs),
+    /// Drop a draft review without publishing it.
+    Discard(DraftArgs),
+}
+
+#[derive(clap::Args)]
+struct DraftArgs {
+    /// The job whose draft to decide.
+    job: String,
+    #[arg(long, env = "REDIS_URL")]
+    redis_url: String,
+    #[arg(long, env = "QUORUM_REDIS_PREFIX", default_value = "quorum:")]
+    redis_prefix: String,
+}
+
+async fn decide(args: DraftArgs, decision: quorum_publisher::DraftDecision) -> anyhow::Result<()> {
+    let store = quorum_store::connect(Some(&args.redis_url), &args.redis_prefix).await?;
+    let sink = quorum_scm::LocalSink::new(store.clone(), true);
+    let state = quorum_publisher::decide_draft(store.as_ref(), &sink, &args.job, decision).await?;
+    eprintln!("{}: {}", args.job, state.as_str());
+    Ok(())
 }
 
 #[derive(clap::Args)]
@@ -80,6 +102,8 @@ async fn main() -> anyhow::Result<()> {
         Command::Bench(args) => {
             bench::run(args).await?;
         }
+        Command::Approve(args) => decide(args, quorum_publisher::DraftDecision::Approve).await?,
+        Command::Discard(args) => decide(args, quorum_publisher::DraftDecision::Discard).await?,
         Command::Up(args) => {
             quorum_runtime::telemetry::init_logging(!args.common.text_logs);
             let ctx = ServiceContext::from_args(&args.common)?;

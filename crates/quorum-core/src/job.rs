@@ -126,6 +126,17 @@ pub enum PublishMode {
     Draft,
 }
 
+impl FromStr for PublishMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "direct" => Ok(PublishMode::Direct),
+            "draft" => Ok(PublishMode::Draft),
+            other => Err(format!("publish mode `{other}` must be `direct` or `draft`")),
+        }
+    }
+}
+
 /// The parts of the repository policy that travel with a job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobPolicy {

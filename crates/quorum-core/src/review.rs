@@ -361,3 +361,77 @@ mod tests {
         assert!(r.render_body().contains("`a.py:2`"));
     }
 }
+
+#[cfg(test)]
+mod render_tests {
+    use super::*;
+    use crate::diff::{FileStatus, parse_file_patch};
+    use crate::finding::Category;
+
+    fn f(file: &str, line: u32, title: &str, agents: &[AgentRole]) -> Finding {
+        Finding {
+            file: file.into(),
+            line,
+            start_line: None,
+            category: Category::Bug,
+            severity: Severity::Major,
+            confidence: 0.94,
+            title: title.into(),
+            explanation: "Because.".into(),
+            suggestion: None,
+            rule: None,
+            agent: agents[0],
+            evidence: vec![],
+            agreed_by: if agents.len() > 1 { agents.to_vec() } else { vec![] },
+        }
+    }
+
+    /// Two inline comments and one finding outside the diff (a caller in an
+    /// untouched file) render where a reader expects them.
+    #[test]
+    fn two_inline_and_one_outside_the_diff() {
+        let diff = parse_file_patch(
+            "shop/pricing.py",
+            None,
+            FileStatus::Modified,
+            "@@ -10,3 +10,4 @@\n a\n+b\n+c\n d\n",
+        )
+        .0;
+        let kept = [
+            f(
+                "shop/pricing.py",
+                11,
+                "Tax parameter added",
+                &[AgentRole::Reviewer, AgentRole::Security],
+            ),
+            f("shop/pricing.py", 12, "Rounding changed", &[AgentRole::Static]),
+            f("shop/checkout.py", 69, "Caller not updated", &[AgentRole::Reviewer]),
+        ];
+        let (inline, body_comments) = build_review("j", &kept, &[diff], &[]);
+        let review = Review {
+            job_id: "j".into(),
+            verdict: Verdict::from_findings(&kept),
+            summary: "3 finding(s) kept.".into(),
+            inline,
+            body_comments,
+            agents: vec![],
+            rejected: vec![(
+                f("shop/pricing.py", 90, "Speculative", &[AgentRole::Tests]),
+                "not in the diff".into(),
+            )],
+        };
+        let md = review.render_markdown();
+        let pos = |s: &str| md.find(s).unwrap_or_else(|| panic!("`{s}` missing from:\n{md}"));
+        assert!(pos("## Quorum review — request_changes") < pos("### Outside the diff"));
+        assert!(pos("- `shop/checkout.py:69` **Caller not updated**") < pos("### Inline comments"));
+        assert!(md.contains("Rejected by critic (1)") && md.contains("Speculative — not in the diff"));
+        assert!(md.contains("#### `shop/pricing.py:11`") && md.contains("agreed by reviewer, security"));
+        assert!(md.contains("#### `shop/pricing.py:12`") && md.contains("from static"));
+        assert_eq!(review.inline.len(), 2);
+        assert_eq!(
+            md.matches("<!-- quorum:fp:").count(),
+            3,
+            "every comment is fingerprinted"
+        );
+    }
+}

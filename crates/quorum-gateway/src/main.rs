@@ -16,6 +16,9 @@ struct Args {
     /// Local repositories served as the change source: `owner/name=/path,...`.
     #[arg(long, env = "QUORUM_LOCAL_REPOS", default_value = "")]
     local_repos: String,
+    /// `direct` posts reviews; `draft` stores them for `quorum approve`.
+    #[arg(long, env = "QUORUM_PUBLISH_MODE", default_value = "direct")]
+    publish_mode: quorum_core::PublishMode,
 }
 
 #[tokio::main]
@@ -25,7 +28,8 @@ async fn main() -> anyhow::Result<()> {
     let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
     let source = Arc::new(quorum_scm::LocalRepos::parse(&args.local_repos)?);
-    let config = GatewayConfig::new(args.common.http_addr, args.webhook_secret.into_bytes());
+    let mut config = GatewayConfig::new(args.common.http_addr, args.webhook_secret.into_bytes());
+    config.policy.publish_mode = args.publish_mode;
     start(config, &ctx, store, source, quorum_runtime::shutdown::on_signal())
         .await?
         .wait()

@@ -160,3 +160,57 @@ pub async fn start(
     let handler = Arc::new(CompletedHandler(Publisher::new(store, sink, ctx.metrics.clone())));
     start_worker_service(ctx, spec, handler, http_addr, shutdown).await
 }
+
+/// What an operator decided about a draft.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DraftDecision {
+    Approve,
+    Discard,
+}
+
+/// Why a draft decision could not be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum DraftError {
+    #[error("job {0} has no draft review (not in draft mode, or already decided)")]
+    NoDraft(String),
+    #[error("stored draft of {job} is unreadable: {reason}")]
+    Corrupt { job: String, reason: String },
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Applies an operator's decision on a draft (F-PUB-4): approving posts it
+/// through the sink and marks the run `approved`; discarding drops it and
+/// marks the run `discarded`. Only approved reviews may feed review memory.
+pub async fn decide_draft(
+    store: &dyn StateStore,
+    sink: &dyn ReviewSink,
+    job_id: &str,
+    decision: DraftDecision,
+) -> Result<RunState, DraftError> {
+    let failed = |e: &dyn std::fmt::Display| DraftError::Failed(e.to_string());
+    let json = store
+        .get_draft(job_id)
+        .await
+        .map_err(|e| failed(&e))?
+        .ok_or_else(|| DraftError::NoDraft(job_id.to_string()))?;
+    let state = match decision {
+        DraftDecision::Discard => RunState::Discarded,
+        DraftDecision::Approve => {
+            let review: Review = serde_json::from_str(&json).map_err(|e| DraftError::Corrupt {
+                job: job_id.to_string(),
+                reason: e.to_string(),
+            })?;
+            let job = store
+                .get_job(job_id)
+                .await
+                .map_err(|e| failed(&e))?
+                .ok_or_else(|| DraftError::Failed(format!("job {job_id} is not in the store")))?;
+            sink.post(&job.request, &review).await.map_err(|e| failed(&e))?;
+            RunState::Approved
+        }
+    };
+    store.set_run_state(job_id, state, None).await.map_err(|e| failed(&e))?;
+    store.delete_draft(job_id).await.map_err(|e| failed(&e))?;
+    Ok(state)
+}

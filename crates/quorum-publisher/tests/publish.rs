@@ -183,3 +183,49 @@ async fn a_re_review_after_a_push_does_not_repeat_comments() {
         "only the new finding"
     );
 }
+
+#[tokio::test]
+async fn draft_then_approve_publishes_and_discard_drops() {
+    use quorum_publisher::{DraftDecision, DraftError, decide_draft};
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    let sink = Arc::new(ScriptedSink::default());
+    let p = Publisher::new(store.clone(), sink.clone(), Metrics::new());
+    for job in ["keep", "drop"] {
+        store.put_job(&sample_job(job, 1)).await.unwrap();
+        p.publish(&completed(job, &[2], PublishMode::Draft)).await.unwrap();
+    }
+    assert!(sink.posted.lock().unwrap().is_empty(), "drafts are not posted");
+    let state = decide_draft(store.as_ref(), sink.as_ref(), "keep", DraftDecision::Approve)
+        .await
+        .unwrap();
+    assert_eq!(state, RunState::Approved);
+    assert_eq!(sink.posted.lock().unwrap().len(), 1);
+    assert_eq!(store.get_run("keep").await.unwrap().unwrap().state, RunState::Approved);
+    let state = decide_draft(store.as_ref(), sink.as_ref(), "drop", DraftDecision::Discard)
+        .await
+        .unwrap();
+    assert_eq!(state, RunState::Discarded);
+    assert_eq!(
+        sink.posted.lock().unwrap().len(),
+        1,
+        "a discarded draft is never posted"
+    );
+    // Deciding twice is refused with a reason.
+    let again = decide_draft(store.as_ref(), sink.as_ref(), "keep", DraftDecision::Approve).await;
+    assert!(matches!(again, Err(DraftError::NoDraft(_))));
+}
+
+#[tokio::test]
+async fn a_redelivery_after_posting_but_before_the_commit_posts_nothing() {
+    // The crash window: the review was posted, the offset not committed, so
+    // `review.completed` arrives again (possibly at another replica).
+    let sink = Arc::new(ScriptedSink::default());
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    store.put_job(&sample_job("j", 1)).await.unwrap();
+    let first = Publisher::new(store.clone(), sink.clone(), Metrics::new());
+    let replica = Publisher::new(store.clone(), sink.clone(), Metrics::new());
+    let c = completed("j", &[2], PublishMode::Direct);
+    first.publish(&c).await.unwrap();
+    assert_eq!(replica.publish(&c).await.unwrap(), Outcome::AlreadyPublished);
+    assert_eq!(sink.posted.lock().unwrap().len(), 1);
+}
