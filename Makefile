@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo test deps deps-test build lint unit fixture-tests bench clean-cache
+.PHONY: run demo test deps deps-test build lint unit fixture-tests eval eval-check bench clean-cache
 
 run: deps build
 	$(BIN)/quorum demo --fixture storefront-fixture --case $(CASE)
@@ -50,7 +50,16 @@ unit: build
 fixture-tests:
 	cd storefront-fixture && python3 -m pytest -q -p no:cacheprovider
 
-test: deps-test lint unit fixture-tests
+# The seeded-bug eval through the real pipeline, three context modes.
+eval: deps build
+	$(BIN)/quorum eval --fixture storefront-fixture --cases storefront-fixture/cases --out eval/results
+
+# CI gate: precision must stay 1.0 and recall must not drop below eval/baseline.json
+# (raise the baseline in the same commit as the change that raised recall).
+eval-check: build
+	$(BIN)/quorum eval --fixture storefront-fixture --out $${TMPDIR:-/tmp}/quorum-eval --baseline eval/baseline.json
+
+test: deps-test lint unit fixture-tests eval-check
 
 bench: deps build
 	$(BIN)/quorum bench --reviews 100 --fetch-wait-ms 10 --out docs/bench-fetch10.json

@@ -3,6 +3,8 @@
 
 pub mod bench;
 pub mod demo;
+pub mod eval;
+pub mod eval_report;
 pub mod fleet;
 pub mod review;
 pub mod webhook;

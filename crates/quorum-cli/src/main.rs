@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use quorum_cli::fleet::{Fleet, FleetOptions};
-use quorum_cli::{bench, demo, review};
+use quorum_cli::{bench, demo, eval, review};
 use quorum_runtime::{CommonArgs, EmbeddedBroker, ServiceContext};
 
 #[derive(Parser)]
@@ -41,6 +41,8 @@ enum Command {
     },
     /// Measure webhook-to-review overhead with the offline engine.
     Bench(bench::BenchArgs),
+    /// Run the seeded-bug eval through the pipeline and score it.
+    Eval(eval::EvalArgs),
     /// Publish a draft review (F-PUB-4).
     Approve(DraftArgs),
     /// Drop a draft review without publishing it.
@@ -101,6 +103,10 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Bench(args) => {
             bench::run(args).await?;
+        }
+        Command::Eval(args) => {
+            quiet_logs();
+            eval::run(args).await?;
         }
         Command::Approve(args) => decide(args, quorum_publisher::DraftDecision::Approve).await?,
         Command::Discard(args) => decide(args, quorum_publisher::DraftDecision::Discard).await?,

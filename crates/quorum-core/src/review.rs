@@ -95,6 +95,9 @@ pub struct Review {
     pub agents: Vec<AgentReport>,
     /// Findings the critic rejected, with its reason (shown, never posted inline).
     pub rejected: Vec<(Finding, String)>,
+    /// The kept findings behind the comments (for the console and the eval).
+    #[serde(default)]
+    pub kept: Vec<Finding>,
 }
 
 /// The fingerprint of a finding: stable across pushes because it hashes the
@@ -355,6 +358,7 @@ mod tests {
             body_comments,
             agents: vec![],
             rejected: vec![],
+            kept: vec![],
         };
         r.move_inline_to_body(0);
         assert!(r.inline.is_empty());
@@ -419,6 +423,7 @@ mod render_tests {
                 f("shop/pricing.py", 90, "Speculative", &[AgentRole::Tests]),
                 "not in the diff".into(),
             )],
+            kept: kept.to_vec(),
         };
         let md = review.render_markdown();
         let pos = |s: &str| md.find(s).unwrap_or_else(|| panic!("`{s}` missing from:\n{md}"));

@@ -5,6 +5,7 @@
 
 pub mod case;
 pub mod repo;
+pub mod score;
 
 pub use case::{Case, CaseError, Edit, Expected, load_cases};
 pub use repo::{CaseRepo, build_case_repo};

@@ -62,6 +62,7 @@ impl Publisher {
                 .filter(|j| !j.keep)
                 .map(|j| (j.finding.clone(), j.reason.clone()))
                 .collect(),
+            kept: completed.kept(),
         })
     }
 
