@@ -79,12 +79,7 @@ pub async fn start(
     ctx: &ServiceContext,
     shutdown: CancellationToken,
 ) -> Result<ServiceHandle, RuntimeError> {
-    let group = ConsumerGroup::Agent(config.role);
-    let spec = WorkerSpec {
-        service: group.name().to_string(),
-        group: group.name().to_string(),
-        topic: group.topic(),
-    };
+    let spec = WorkerSpec::for_group(ConsumerGroup::Agent(config.role));
     let handler = Arc::new(AgentHandler::new(config.role, ctx.metrics.clone()));
     start_worker_service(ctx, spec, handler, config.http_addr, shutdown).await
 }

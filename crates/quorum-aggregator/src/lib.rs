@@ -237,13 +237,8 @@ pub async fn start(
     store: Arc<dyn StateStore>,
     shutdown: CancellationToken,
 ) -> Result<ServiceHandle, RuntimeError> {
-    let group = ConsumerGroup::Aggregator;
     let aggregator = Arc::new(Aggregator::new(store, ctx.producer.clone()));
-    let spec = WorkerSpec {
-        service: group.name().into(),
-        group: group.name().into(),
-        topic: group.topic(),
-    };
+    let spec = WorkerSpec::for_group(ConsumerGroup::Aggregator);
     let handler = Arc::new(ResultHandler {
         aggregator: aggregator.clone(),
     });

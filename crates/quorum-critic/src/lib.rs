@@ -59,12 +59,7 @@ pub async fn start(
     store: Arc<dyn StateStore>,
     shutdown: CancellationToken,
 ) -> Result<ServiceHandle, RuntimeError> {
-    let group = ConsumerGroup::Critic;
-    let spec = WorkerSpec {
-        service: group.name().into(),
-        group: group.name().into(),
-        topic: group.topic(),
-    };
+    let spec = WorkerSpec::for_group(ConsumerGroup::Critic);
     let handler = Arc::new(CriticHandler {
         store,
         metrics: ctx.metrics.clone(),

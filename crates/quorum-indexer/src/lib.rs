@@ -36,11 +36,6 @@ pub async fn start(
     store: Arc<dyn StateStore>,
     shutdown: CancellationToken,
 ) -> Result<ServiceHandle, RuntimeError> {
-    let group = ConsumerGroup::Indexer;
-    let spec = WorkerSpec {
-        service: group.name().into(),
-        group: group.name().into(),
-        topic: group.topic(),
-    };
+    let spec = WorkerSpec::for_group(ConsumerGroup::Indexer);
     start_worker_service(ctx, spec, Arc::new(IndexHandler { store }), http_addr, shutdown).await
 }

@@ -152,12 +152,7 @@ pub async fn start(
     sink: Arc<dyn ReviewSink>,
     shutdown: CancellationToken,
 ) -> Result<ServiceHandle, RuntimeError> {
-    let group = ConsumerGroup::Publisher;
-    let spec = WorkerSpec {
-        service: group.name().into(),
-        group: group.name().into(),
-        topic: group.topic(),
-    };
+    let spec = WorkerSpec::for_group(ConsumerGroup::Publisher);
     let handler = Arc::new(CompletedHandler(Publisher::new(store, sink, ctx.metrics.clone())));
     start_worker_service(ctx, spec, handler, http_addr, shutdown).await
 }

@@ -109,6 +109,18 @@ pub struct WorkerSpec {
     pub topic: Topic,
 }
 
+impl WorkerSpec {
+    /// The spec of one of the fleet's groups: service and group share its
+    /// name, the topic is the one the contract gives it.
+    pub fn for_group(group: quorum_events::ConsumerGroup) -> Self {
+        WorkerSpec {
+            service: group.name().to_string(),
+            group: group.name().to_string(),
+            topic: group.topic(),
+        }
+    }
+}
+
 /// A consumer-group member running one handler.
 pub struct Worker {
     spec: WorkerSpec,
