@@ -1,8 +1,11 @@
 //! The publisher (F-PUB-1..4), the only service that writes to the SCM.
 //!
-//! One review per job: a guard key per job makes a redelivered
-//! `review.completed` a no-op, and is removed when posting fails so the retry
-//! can post (after 3 failures the runtime dead-letters the message). Comments
+//! One review per job: a run already published (or drafted) makes a
+//! redelivered `review.completed` a no-op; while posting, the publisher holds
+//! a lease per job so two replicas never post at once. The lease is released
+//! when posting fails so the retry can post (after 3 failures the runtime
+//! dead-letters the message), and it lapses by itself if its holder crashes
+//! before posting, so a crash cannot leave a review that is never posted. Comments
 //! already on the PR (by fingerprint) are not repeated. When the sink refuses
 //! an inline comment, it moves to the body and the post is retried once — a
 //! comment is never dropped. In draft mode the review is stored, not posted.
@@ -25,7 +28,12 @@ pub struct Publisher {
     store: Arc<dyn StateStore>,
     sink: Arc<dyn ReviewSink>,
     metrics: Metrics,
+    /// How long a publisher may hold a job before another may take over.
+    lease: std::time::Duration,
 }
+
+/// Default [`Publisher`] lease: far longer than a post takes.
+pub const DEFAULT_LEASE: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// What happened to a completed review.
 #[derive(Debug, PartialEq, Eq)]
@@ -37,7 +45,17 @@ pub enum Outcome {
 
 impl Publisher {
     pub fn new(store: Arc<dyn StateStore>, sink: Arc<dyn ReviewSink>, metrics: Metrics) -> Self {
-        Publisher { store, sink, metrics }
+        Publisher {
+            store,
+            sink,
+            metrics,
+            lease: DEFAULT_LEASE,
+        }
+    }
+
+    pub fn with_lease(mut self, lease: std::time::Duration) -> Self {
+        self.lease = lease;
+        self
     }
 
     /// The review a completed job turns into, minus comments already posted.
@@ -68,20 +86,32 @@ impl Publisher {
 
     pub async fn publish(&self, completed: &CompletedReview) -> Result<Outcome, HandlerError> {
         let job_id = &completed.request.job_id;
-        let guard = format!("publish:{job_id}");
+        let run = self.store.get_run(job_id).await.map_err(HandlerError::retryable)?;
+        if run.is_some_and(|r| {
+            matches!(
+                r.state,
+                RunState::Published | RunState::Draft | RunState::Approved | RunState::Discarded
+            )
+        }) {
+            return Ok(Outcome::AlreadyPublished);
+        }
+        let lease = format!("publish:{job_id}");
+        let ttl = self.lease.as_millis() as u64;
         if !self
             .store
-            .acquire_guard(&guard)
+            .acquire_lease(&lease, ttl)
             .await
             .map_err(HandlerError::retryable)?
         {
-            return Ok(Outcome::AlreadyPublished);
+            return Err(HandlerError::retryable(format!(
+                "job {job_id} is being published by another publisher"
+            )));
         }
         match self.publish_guarded(completed).await {
             Ok(o) => Ok(o),
             Err(e) => {
                 // Let the retry post.
-                let _ = self.store.release_guard(&guard).await;
+                let _ = self.store.release_lease(&lease).await;
                 let _ = self
                     .store
                     .set_run_state(job_id, RunState::Failed, Some(&e.to_string()))

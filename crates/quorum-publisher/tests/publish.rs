@@ -229,3 +229,28 @@ async fn a_redelivery_after_posting_but_before_the_commit_posts_nothing() {
     assert_eq!(replica.publish(&c).await.unwrap(), Outcome::AlreadyPublished);
     assert_eq!(sink.posted.lock().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn a_publisher_that_crashed_before_posting_does_not_block_the_review() {
+    let sink = Arc::new(ScriptedSink::default());
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    store.put_job(&sample_job("j", 1)).await.unwrap();
+    // The crashed replica took the lease and died before posting.
+    assert!(store.acquire_lease("publish:j", 100).await.unwrap());
+    let p =
+        Publisher::new(store.clone(), sink.clone(), Metrics::new()).with_lease(std::time::Duration::from_millis(100));
+    let c = completed("j", &[2], PublishMode::Direct);
+    let busy = p.publish(&c).await;
+    assert!(
+        matches!(busy, Err(quorum_runtime::HandlerError::Retryable(_))),
+        "{busy:?}"
+    );
+    assert!(sink.posted.lock().unwrap().is_empty());
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(
+        p.publish(&c).await.unwrap(),
+        Outcome::Posted,
+        "the lapsed lease is taken over"
+    );
+    assert_eq!(sink.posted.lock().unwrap().len(), 1);
+}

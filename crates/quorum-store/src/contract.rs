@@ -51,6 +51,7 @@ pub async fn run_all(store: &dyn StateStore) {
     jobs_and_runs(store).await;
     results_are_write_once(store).await;
     guards(store).await;
+    leases(store).await;
     deadlines(store).await;
     reviews_drafts_fingerprints(store).await;
 }
@@ -134,6 +135,21 @@ async fn guards(store: &dyn StateStore) {
     assert!(!store.acquire_guard("g1").await.unwrap());
     store.release_guard("g1").await.unwrap();
     assert!(store.acquire_guard("g1").await.unwrap());
+}
+
+async fn leases(store: &dyn StateStore) {
+    assert!(store.acquire_lease("l1", 60_000).await.unwrap());
+    assert!(!store.acquire_lease("l1", 60_000).await.unwrap());
+    store.release_lease("l1").await.unwrap();
+    assert!(store.acquire_lease("l1", 60_000).await.unwrap());
+    // A lease whose holder vanished lapses by itself.
+    assert!(store.acquire_lease("l2", 50).await.unwrap());
+    assert!(!store.acquire_lease("l2", 50).await.unwrap());
+    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    assert!(
+        store.acquire_lease("l2", 50).await.unwrap(),
+        "an expired lease can be taken"
+    );
 }
 
 async fn deadlines(store: &dyn StateStore) {

@@ -70,6 +70,12 @@ pub trait StateStore: Send + Sync + 'static {
     /// Releases a guard so a retry can take it again.
     async fn release_guard(&self, name: &str) -> Result<()>;
 
+    /// Takes a lease that lapses by itself after `ttl_ms` unless released:
+    /// a holder that crashes cannot block the work forever. `false` when
+    /// someone holds it.
+    async fn acquire_lease(&self, name: &str, ttl_ms: u64) -> Result<bool>;
+    async fn release_lease(&self, name: &str) -> Result<()>;
+
     /// Registers a job as waiting for aggregation since `since_ms` (Unix ms);
     /// the aggregator's deadline sweeper reads this.
     async fn mark_pending(&self, job_id: &str, since_ms: u64) -> Result<()>;

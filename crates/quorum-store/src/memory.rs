@@ -17,6 +17,7 @@ struct Inner {
     runs: HashMap<String, RunRecord>,
     results: HashMap<String, BTreeMap<AgentRole, AgentResult>>,
     guards: HashSet<String>,
+    leases: HashMap<String, std::time::Instant>,
     deadlines: HashMap<String, u64>,
     reviews: HashMap<String, String>,
     drafts: HashMap<String, String>,
@@ -146,6 +147,24 @@ impl StateStore for MemoryStore {
     async fn release_guard(&self, name: &str) -> Result<()> {
         self.with(|s| {
             s.guards.remove(name);
+        })
+    }
+
+    async fn acquire_lease(&self, name: &str, ttl_ms: u64) -> Result<bool> {
+        let now = std::time::Instant::now();
+        self.with(|s| match s.leases.get(name) {
+            Some(until) if *until > now => false,
+            _ => {
+                s.leases
+                    .insert(name.to_string(), now + std::time::Duration::from_millis(ttl_ms));
+                true
+            }
+        })
+    }
+
+    async fn release_lease(&self, name: &str) -> Result<()> {
+        self.with(|s| {
+            s.leases.remove(name);
         })
     }
 

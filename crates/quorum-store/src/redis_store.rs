@@ -9,6 +9,7 @@
 //! | `{p}run:{id}` | hash | `state`, `reason`, `agent:{role}` |
 //! | `{p}results:{id}` | hash | agent → result JSON (`HSETNX`) |
 //! | `{p}guard:{name}` | string | once-only guard (`SET NX`) |
+//! | `{p}lease:{name}` | string | lease that lapses (`SET NX PX`) |
 //! | `{p}deadlines` | zset | job ids scored by flush deadline |
 //! | `{p}review:{id}`, `{p}draft:{id}` | string | rendered review JSON |
 //! | `{p}fps:{pr}` | set | fingerprints posted on a PR |
@@ -196,6 +197,23 @@ impl StateStore for RedisStore {
 
     async fn release_guard(&self, name: &str) -> Result<()> {
         let _: () = self.c().del(self.k(&["guard", name])).await?;
+        Ok(())
+    }
+
+    async fn acquire_lease(&self, name: &str, ttl_ms: u64) -> Result<bool> {
+        let set: Option<String> = redis::cmd("SET")
+            .arg(self.k(&["lease", name]))
+            .arg("1")
+            .arg("NX")
+            .arg("PX")
+            .arg(ttl_ms.max(1))
+            .query_async(&mut self.c())
+            .await?;
+        Ok(set.is_some())
+    }
+
+    async fn release_lease(&self, name: &str) -> Result<()> {
+        let _: () = self.c().del(self.k(&["lease", name])).await?;
         Ok(())
     }
 
