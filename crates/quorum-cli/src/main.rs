@@ -41,12 +41,76 @@ enum Command {
     },
     /// Measure webhook-to-review overhead with the offline engine.
     Bench(bench::BenchArgs),
+    /// List or replay dead-lettered messages (`review.dlq`).
+    Dlq {
+        #[command(subcommand)]
+        action: DlqAction,
+        /// Kafka bootstrap servers (a real cluster, or a `quorum broker`).
+        #[arg(long, env = "KAFKA_BROKERS", global = true)]
+        kafka_brokers: Option<String>,
+    },
     /// Run the seeded-bug eval through the pipeline and score it.
     Eval(eval::EvalArgs),
     /// Publish a draft review (F-PUB-4).
     Approve(DraftArgs),
     /// Drop a draft review without publishing it.
     Discard(DraftArgs),
+}
+
+#[derive(Subcommand)]
+enum DlqAction {
+    /// Print every DLQ message: where it came from, which group gave up, and why.
+    List,
+    /// Re-publish DLQ messages to their original topic, for the group that gave up.
+    Replay {
+        /// DLQ offsets (`partition:offset`) to replay.
+        #[arg(long, value_delimiter = ',', required_unless_present = "all")]
+        only: Vec<String>,
+        /// Replay every DLQ message.
+        #[arg(long)]
+        all: bool,
+    },
+}
+
+async fn dlq(brokers: Option<String>, action: DlqAction) -> anyhow::Result<()> {
+    let brokers = brokers.context("KAFKA_BROKERS (or --kafka-brokers) is required: the DLQ lives on the broker")?;
+    let bus = quorum_runtime::BusConfig::new(brokers);
+    let entries = quorum_runtime::dlq::read_all(&bus, Duration::from_secs(2)).await?;
+    match action {
+        DlqAction::List => {
+            for e in &entries {
+                let h = |n| e.header(n).unwrap_or_default();
+                use quorum_events::headers as hd;
+                println!(
+                    "{}:{}  key={}  from {}[{}]@{}  group={}  {}: {}",
+                    e.dlq_partition,
+                    e.dlq_offset,
+                    e.key,
+                    h(hd::DLQ_TOPIC),
+                    h(hd::DLQ_PARTITION),
+                    h(hd::DLQ_OFFSET),
+                    h(hd::DLQ_GROUP),
+                    h(hd::DLQ_ERROR_KIND),
+                    h(hd::DLQ_ERROR)
+                );
+            }
+            eprintln!("{} message(s) on review.dlq", entries.len());
+        }
+        DlqAction::Replay { only, all } => {
+            let producer = quorum_runtime::BusProducer::new(&bus)?;
+            let mut n = 0;
+            for e in &entries {
+                let id = format!("{}:{}", e.dlq_partition, e.dlq_offset);
+                if all || only.contains(&id) {
+                    quorum_runtime::dlq::replay(&producer, e).await?;
+                    n += 1;
+                }
+            }
+            producer.flush();
+            eprintln!("replayed {n} message(s)");
+        }
+    }
+    Ok(())
 }
 
 #[derive(clap::Args)]
@@ -104,6 +168,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Bench(args) => {
             bench::run(args).await?;
         }
+        Command::Dlq { action, kafka_brokers } => dlq(kafka_brokers, action).await?,
         Command::Eval(args) => {
             quiet_logs();
             eval::run(args).await?;

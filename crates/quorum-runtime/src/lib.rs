@@ -7,6 +7,7 @@
 
 pub mod broker;
 pub mod config;
+pub mod dlq;
 pub mod error;
 pub mod metrics;
 pub mod ops;

@@ -422,3 +422,47 @@ async fn a_long_handler_does_not_freeze_its_group() {
     stop.cancel();
     bus.close().await;
 }
+
+/// A dead-lettered message can be listed and replayed; the replay reaches
+/// only the group that gave up on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_lettered_message_can_be_listed_and_replayed_to_its_group() {
+    use quorum_runtime::dlq;
+    let bus = Bus::new();
+    let log: Log = Default::default();
+    let stop = CancellationToken::new();
+    let mut strict = Recorder::new("strict", &log);
+    strict.fail.insert("bad".into(), HandlerError::Invalid);
+    bus.worker("fails", Topic::ReviewRequested, strict, &stop);
+    bus.worker("other", Topic::ReviewRequested, Recorder::new("other", &log), &stop);
+    bus.send(Topic::ReviewRequested, "job-9", "bad").await;
+    wait_until("both groups saw it", Duration::from_secs(30), || {
+        !seen(&log, "strict").is_empty() && !seen(&log, "other").is_empty()
+    })
+    .await;
+    let entries = dlq::read_all(&bus.config, Duration::from_secs(2)).await.unwrap();
+    assert_eq!(entries.len(), 1);
+    let e = &entries[0];
+    assert_eq!((e.key.as_str(), e.payload.as_slice()), ("job-9", b"bad".as_slice()));
+    assert_eq!(e.header(headers::DLQ_GROUP).as_deref(), Some("fails"));
+    // The fixed handler of the group that gave up gets it again, as attempt 1.
+    let replayer = Recorder::new("fixed", &log);
+    bus.worker("fails", Topic::ReviewRequested, replayer, &stop);
+    dlq::replay(&bus.producer, e).await.unwrap();
+    wait_until("replay", Duration::from_secs(40), || {
+        seen(&log, "fixed").iter().any(|x| x.2 == "bad") || seen(&log, "strict").len() > 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let again: Vec<u32> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|x| (x.0 == "fixed" || x.0 == "strict") && x.3 == "bad")
+        .map(|x| x.4)
+        .collect();
+    assert_eq!(again, vec![1, 1], "first delivery, then the replay as attempt 1");
+    assert_eq!(seen(&log, "other").len(), 1, "the other group does not see the replay");
+    stop.cancel();
+    bus.close().await;
+}
