@@ -160,7 +160,6 @@ fn agents_line(f: &Finding) -> String {
 /// Places each kept finding inline (when its lines are in the diff) or in the
 /// body, skipping any whose fingerprint is in `already_posted`.
 pub fn build_review(
-    job_id: &str,
     kept: &[Finding],
     diffs: &[FileDiff],
     already_posted: &[String],
@@ -168,7 +167,6 @@ pub fn build_review(
     let by_path: BTreeMap<&str, &FileDiff> = diffs.iter().map(|d| (d.path.as_str(), d)).collect();
     let mut inline = Vec::new();
     let mut body = Vec::new();
-    let _ = job_id;
     for f in kept {
         let diff = by_path.get(f.file.as_str());
         let anchor = diff.and_then(|d| d.new_line_text(f.line)).unwrap_or("");
@@ -319,7 +317,7 @@ mod tests {
     #[test]
     fn in_diff_goes_inline_and_outside_goes_to_body() {
         let kept = [finding("a.py", 2, Severity::Major), finding("b.py", 7, Severity::Major)];
-        let (inline, body) = build_review("j", &kept, &[diff()], &[]);
+        let (inline, body) = build_review(&kept, &[diff()], &[]);
         assert_eq!(inline.len(), 1);
         assert_eq!(inline[0].line, 2);
         assert!(inline[0].body.contains("```suggestion\nfixed()\n```"));
@@ -339,17 +337,17 @@ mod tests {
     #[test]
     fn already_posted_comments_are_not_repeated() {
         let kept = [finding("a.py", 2, Severity::Major)];
-        let (inline, _) = build_review("j", &kept, &[diff()], &[]);
+        let (inline, _) = build_review(&kept, &[diff()], &[]);
         let posted = parse_fingerprints(&inline[0].body);
         assert_eq!(posted, vec![inline[0].fingerprint.clone()]);
-        let (again, body) = build_review("j", &kept, &[diff()], &posted);
+        let (again, body) = build_review(&kept, &[diff()], &posted);
         assert!(again.is_empty() && body.is_empty());
     }
 
     #[test]
     fn moving_inline_to_body_keeps_the_comment() {
         let kept = [finding("a.py", 2, Severity::Major)];
-        let (inline, body_comments) = build_review("j", &kept, &[diff()], &[]);
+        let (inline, body_comments) = build_review(&kept, &[diff()], &[]);
         let mut r = Review {
             job_id: "j".into(),
             verdict: Verdict::RequestChanges,
@@ -411,7 +409,7 @@ mod render_tests {
             f("shop/pricing.py", 12, "Rounding changed", &[AgentRole::Static]),
             f("shop/checkout.py", 69, "Caller not updated", &[AgentRole::Reviewer]),
         ];
-        let (inline, body_comments) = build_review("j", &kept, &[diff], &[]);
+        let (inline, body_comments) = build_review(&kept, &[diff], &[]);
         let review = Review {
             job_id: "j".into(),
             verdict: Verdict::from_findings(&kept),

@@ -66,7 +66,7 @@ impl Publisher {
             .await
             .map_err(HandlerError::retryable)?;
         let diffs = completed.request.diffs();
-        let (inline, body_comments) = build_review(&completed.request.job_id, &completed.kept(), &diffs, &posted);
+        let (inline, body_comments) = build_review(&completed.kept(), &diffs, &posted);
         Ok(Review {
             job_id: completed.request.job_id.clone(),
             verdict: completed.verdict,

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
+use quorum_core::FileChange;
 use quorum_core::diff::parse_unified;
-use quorum_core::{FileChange, FileStatus};
 use tokio::process::Command;
 
 use crate::{Change, ChangeSource, ScmError};
@@ -171,11 +171,7 @@ pub fn split_patches(text: &str) -> Vec<FileChange> {
             FileChange {
                 path: file.path,
                 old_path: file.old_path,
-                status: if file.status == FileStatus::Renamed {
-                    FileStatus::Renamed
-                } else {
-                    file.status
-                },
+                status: file.status,
                 patch: patch.or_else(|| (!file.binary).then(String::new)),
             }
         })

@@ -81,36 +81,10 @@ pub fn wait_for_port(port: u16, timeout: Duration) -> bool {
     false
 }
 
-/// Polls `check` until it returns `Some` or `timeout` passes.
-pub async fn eventually<T, F, Fut>(timeout: Duration, mut check: F) -> Option<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let start = Instant::now();
-    loop {
-        if let Some(v) = check().await {
-            return Some(v);
-        }
-        if start.elapsed() > timeout {
-            return None;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// The directory holding the workspace's built binaries (`target/debug`),
 /// found from the running test executable (`target/debug/deps/...`).
 pub fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
     let deps = exe.parent().expect("deps dir");
     deps.parent().expect("profile dir").to_path_buf()
-}
-
-/// The workspace root (for fixtures).
-pub fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root")
 }
