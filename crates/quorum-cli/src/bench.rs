@@ -61,13 +61,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<BenchReport> {
     let secret = b"bench-secret".to_vec();
     let fleet = Fleet::start(
         FleetOptions {
-            ctx,
-            store: store.clone(),
-            source: Arc::new(repos),
-            gateway_addr: "127.0.0.1:0".parse()?,
             webhook_secret: secret.clone(),
-            print_reviews: false,
-            aggregator_deadline: Duration::from_secs(60),
+            ..FleetOptions::local(ctx, store.clone(), Arc::new(repos))
         },
         CancellationToken::new(),
     )

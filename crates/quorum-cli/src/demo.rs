@@ -50,13 +50,8 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<Review> {
     let shutdown = CancellationToken::new();
     let fleet = Fleet::start(
         FleetOptions {
-            ctx,
-            store: store.clone(),
-            source: Arc::new(repos),
-            gateway_addr: "127.0.0.1:0".parse()?,
             webhook_secret: secret.clone(),
-            print_reviews: false,
-            aggregator_deadline: Duration::from_secs(60),
+            ..FleetOptions::local(ctx, store.clone(), Arc::new(repos))
         },
         shutdown,
     )

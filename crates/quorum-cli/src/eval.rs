@@ -123,15 +123,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
     // The fleet's own gateway is unused here: each case is submitted through
     // intake with its own repository as the change source.
     let fleet = Fleet::start(
-        FleetOptions {
-            ctx: ctx.clone(),
-            store: store.clone(),
-            source: Arc::new(quorum_scm::LocalRepos::new()),
-            gateway_addr: "127.0.0.1:0".parse()?,
-            webhook_secret: b"eval".to_vec(),
-            print_reviews: false,
-            aggregator_deadline: Duration::from_secs(60),
-        },
+        FleetOptions::local(ctx.clone(), store.clone(), Arc::new(quorum_scm::LocalRepos::new())),
         CancellationToken::new(),
     )
     .await?;

@@ -25,6 +25,22 @@ pub struct FleetOptions {
     pub aggregator_deadline: Duration,
 }
 
+impl FleetOptions {
+    /// A fleet for one local run (demo, review, bench, eval): gateway on a
+    /// free loopback port, a random webhook secret, reviews not printed.
+    pub fn local(ctx: ServiceContext, store: Arc<dyn StateStore>, source: Arc<dyn ChangeSource>) -> Self {
+        FleetOptions {
+            ctx,
+            store,
+            source,
+            gateway_addr: LOOPBACK_ANY.parse().expect("valid address"),
+            webhook_secret: uuid::Uuid::new_v4().to_string().into_bytes(),
+            print_reviews: false,
+            aggregator_deadline: Duration::from_secs(60),
+        }
+    }
+}
+
 /// A running fleet.
 pub struct Fleet {
     pub gateway: SocketAddr,

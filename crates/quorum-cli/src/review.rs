@@ -62,15 +62,7 @@ pub async fn run(args: ReviewArgs) -> anyhow::Result<Review> {
     let store: Arc<dyn quorum_store::StateStore> = Arc::new(MemoryStore::new());
     let source = Arc::new(git);
     let fleet = Fleet::start(
-        FleetOptions {
-            ctx: ctx.clone(),
-            store: store.clone(),
-            source: source.clone(),
-            gateway_addr: "127.0.0.1:0".parse()?,
-            webhook_secret: uuid::Uuid::new_v4().to_string().into_bytes(),
-            print_reviews: false,
-            aggregator_deadline: Duration::from_secs(60),
-        },
+        FleetOptions::local(ctx.clone(), store.clone(), source.clone()),
         CancellationToken::new(),
     )
     .await?;
