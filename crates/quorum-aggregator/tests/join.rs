@@ -10,9 +10,6 @@ use quorum_core::{AgentRole, AgentStatus, Category, Evidence, Finding, RunState,
 use quorum_events::{AgentResult, AggregatedReview, Payload, SCHEMA_VERSION, Topic};
 use quorum_runtime::ServiceContext;
 use quorum_store::{MemoryStore, StateStore, contract::sample_job};
-use rdkafka::ClientConfig;
-use rdkafka::Message;
-use rdkafka::consumer::{Consumer, StreamConsumer};
 
 fn finding(agent: AgentRole, line: u32) -> Finding {
     Finding {
@@ -48,21 +45,14 @@ fn result(job: &str, agent: AgentRole, findings: Vec<Finding>) -> AgentResult {
     }
 }
 
+/// Every message on `Aggregated`, read until the topic is quiet.
 async fn aggregated(ctx: &ServiceContext) -> Vec<AggregatedReview> {
-    let c: StreamConsumer = ClientConfig::new()
-        .set("bootstrap.servers", &ctx.bus.brokers)
-        .set("group.id", "inspector")
-        .set("auto.offset.reset", "earliest")
-        .create()
-        .unwrap();
-    c.subscribe(&[Topic::Aggregated.name()]).unwrap();
-    let mut out = Vec::new();
-    let mut wait = Duration::from_secs(15);
-    while let Ok(Ok(m)) = tokio::time::timeout(wait, c.recv()).await {
-        out.push(AggregatedReview::decode(m.payload().unwrap()).unwrap());
-        wait = Duration::from_secs(2);
-    }
-    out
+    quorum_runtime::inspect::read_topic(&ctx.bus, Topic::Aggregated, Duration::from_secs(2))
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| AggregatedReview::decode(&m.payload).unwrap())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

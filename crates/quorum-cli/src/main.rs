@@ -83,8 +83,8 @@ async fn dlq(brokers: Option<String>, action: DlqAction) -> anyhow::Result<()> {
                 use quorum_events::headers as hd;
                 println!(
                     "{}:{}  key={}  from {}[{}]@{}  group={}  {}: {}",
-                    e.dlq_partition,
-                    e.dlq_offset,
+                    e.partition,
+                    e.offset,
                     e.key,
                     h(hd::DLQ_TOPIC),
                     h(hd::DLQ_PARTITION),
@@ -100,7 +100,7 @@ async fn dlq(brokers: Option<String>, action: DlqAction) -> anyhow::Result<()> {
             let producer = quorum_runtime::BusProducer::new(&bus)?;
             let mut n = 0;
             for e in &entries {
-                let id = format!("{}:{}", e.dlq_partition, e.dlq_offset);
+                let id = format!("{}:{}", e.partition, e.offset);
                 if all || only.contains(&id) {
                     quorum_runtime::dlq::replay(&producer, e).await?;
                     n += 1;

@@ -10,9 +10,6 @@ use quorum_gateway::{GatewayConfig, signature::sign, start};
 use quorum_runtime::{CancellationToken, ServiceContext};
 use quorum_scm::{LocalGit, LocalRepos};
 use quorum_store::{MemoryStore, StateStore};
-use rdkafka::ClientConfig;
-use rdkafka::Message;
-use rdkafka::consumer::{Consumer, StreamConsumer};
 
 const SECRET: &[u8] = b"test-secret";
 
@@ -105,23 +102,14 @@ async fn signed(addr: std::net::SocketAddr, event: &str, body: Vec<u8>) -> (u16,
     post(addr, event, body, Some(sig)).await
 }
 
-/// Every message on `pr.review.requested`, read until the topic is quiet.
+/// Every message on `ReviewRequested`, read until the topic is quiet.
 async fn requests(ctx: &ServiceContext) -> Vec<ReviewRequested> {
-    let c: StreamConsumer = ClientConfig::new()
-        .set("bootstrap.servers", &ctx.bus.brokers)
-        .set("group.id", "inspector")
-        .set("auto.offset.reset", "earliest")
-        .create()
-        .unwrap();
-    c.subscribe(&[Topic::ReviewRequested.name()]).unwrap();
-    let mut out = Vec::new();
-    // The first join takes ~3 s on the mock; after a message, 2 s of quiet ends it.
-    let mut wait = Duration::from_secs(15);
-    while let Ok(Ok(m)) = tokio::time::timeout(wait, c.recv()).await {
-        out.push(ReviewRequested::decode(m.payload().unwrap()).unwrap());
-        wait = Duration::from_secs(2);
-    }
-    out
+    quorum_runtime::inspect::read_topic(&ctx.bus, Topic::ReviewRequested, Duration::from_secs(2))
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| ReviewRequested::decode(&m.payload).unwrap())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

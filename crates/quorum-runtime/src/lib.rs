@@ -9,6 +9,7 @@ pub mod broker;
 pub mod config;
 pub mod dlq;
 pub mod error;
+pub mod inspect;
 pub mod metrics;
 pub mod ops;
 pub mod producer;
