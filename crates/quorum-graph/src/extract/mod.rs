@@ -1,0 +1,201 @@
+//! Per-file facts: what one file defines, calls and imports, before any
+//! cross-file resolution. Facts depend only on the file's bytes, so they are
+//! cached by content hash and an incremental build re-parses only files whose
+//! hash changed.
+
+mod generic;
+mod python;
+
+use serde::{Deserialize, Serialize};
+
+use crate::lang::Lang;
+
+/// What a symbol is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SymbolKind {
+    /// The file itself, as the owner of module-level code and imports.
+    Module,
+    Class,
+    Function,
+    Method,
+    /// A function defined inside another function.
+    NestedFunction,
+}
+
+impl SymbolKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SymbolKind::Module => "module",
+            SymbolKind::Class => "class",
+            SymbolKind::Function => "function",
+            SymbolKind::Method => "method",
+            SymbolKind::NestedFunction => "nested function",
+        }
+    }
+}
+
+/// How a parameter can be bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ParamKind {
+    PositionalOnly,
+    /// Positional or keyword (the ordinary kind).
+    Normal,
+    /// `*args`
+    VarArgs,
+    KeywordOnly,
+    /// `**kwargs`
+    VarKeywords,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Param {
+    pub name: String,
+    pub kind: ParamKind,
+    pub has_default: bool,
+}
+
+/// A symbol as the file defines it. `qname` is qualified within the file
+/// (`Cart.add`, `outer.inner`); the graph prefixes the module name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SymbolFact {
+    pub name: String,
+    pub qname: String,
+    pub kind: SymbolKind,
+    /// 1-based, inclusive; decorators included.
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Index of the enclosing symbol in the same file; `None` for top level.
+    pub parent: Option<u32>,
+    /// Parameters when the language and symbol have them (`None` = unknown).
+    pub params: Option<Vec<Param>>,
+    /// Decorator / annotation expressions, as written (`app.route`, `staticmethod`).
+    pub decorators: Vec<String>,
+    /// Base classes / implemented types, as written.
+    pub bases: Vec<String>,
+    pub is_test: bool,
+}
+
+/// A call site. `callee` is the called expression as written, reduced to a
+/// dotted path (`self.repo.find`, `pricing.compute_tax`, `f`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallFact {
+    /// Innermost enclosing symbol; `None` for module-level code.
+    pub caller: Option<u32>,
+    pub callee: String,
+    pub line: u32,
+    /// Positional arguments given.
+    pub positional: u32,
+    /// Keyword argument names given.
+    pub keywords: Vec<String>,
+    /// `*xs` / `**kw` in the arguments: arity cannot be checked.
+    pub spread: bool,
+    /// The call expression's text (first line, trimmed), for reports.
+    pub text: String,
+}
+
+/// An import binding: `local` names `module` (and `name` within it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportFact {
+    /// As written, relative dots included (`.pricing`, `..`, `os.path`).
+    pub module: String,
+    /// `from module import name`; `None` for `import module`.
+    pub name: Option<String>,
+    /// The name bound in this file (`z` in `from x import y as z`).
+    pub local: String,
+    pub line: u32,
+}
+
+/// Everything extracted from one file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileFacts {
+    pub path: String,
+    pub lang: Lang,
+    /// SHA-256 of the content, hex.
+    pub hash: String,
+    pub lines: u32,
+    pub symbols: Vec<SymbolFact>,
+    pub calls: Vec<CallFact>,
+    pub imports: Vec<ImportFact>,
+    /// The tree had syntax errors (facts are best effort).
+    pub has_errors: bool,
+}
+
+impl FileFacts {
+    /// The innermost symbol whose range covers `line`.
+    pub fn innermost(&self, line: u32) -> Option<u32> {
+        self.symbols
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.start_line <= line && line <= s.end_line)
+            .min_by_key(|(_, s)| s.end_line - s.start_line)
+            .map(|(i, _)| i as u32)
+    }
+}
+
+/// Content hash used for incremental builds.
+pub fn content_hash(src: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(src.as_bytes()))
+}
+
+/// Parses `src` and extracts its facts. Never fails: a file with syntax
+/// errors yields what tree-sitter recovered, flagged in `has_errors`.
+pub fn extract(path: &str, lang: Lang, src: &str) -> FileFacts {
+    let tree = parse(lang, src);
+    let root = tree.root_node();
+    let mut facts = FileFacts {
+        path: path.to_string(),
+        lang,
+        hash: content_hash(src),
+        lines: src.lines().count().max(1) as u32,
+        symbols: vec![],
+        calls: vec![],
+        imports: vec![],
+        has_errors: root.has_error(),
+    };
+    match lang {
+        Lang::Python => python::extract(root, src.as_bytes(), &mut facts),
+        other => generic::extract(other, root, src.as_bytes(), &mut facts),
+    }
+    facts
+}
+
+/// Parses only (the benchmark's baseline).
+pub fn parse(lang: Lang, src: &str) -> tree_sitter::Tree {
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&lang.grammar())
+        .expect("grammar ABI is checked by a unit test");
+    parser
+        .parse(src, None)
+        .expect("parse only fails without a language or on cancellation")
+}
+
+pub(crate) fn text<'a>(node: tree_sitter::Node<'_>, src: &'a [u8]) -> &'a str {
+    node.utf8_text(src).unwrap_or("")
+}
+
+pub(crate) fn line_of(node: tree_sitter::Node<'_>) -> u32 {
+    node.start_position().row as u32 + 1
+}
+
+pub(crate) fn end_line_of(node: tree_sitter::Node<'_>) -> u32 {
+    let end = node.end_position();
+    // A node ending at column 0 ends on the previous line's newline.
+    if end.column == 0 && end.row > node.start_position().row {
+        end.row as u32
+    } else {
+        end.row as u32 + 1
+    }
+}
+
+/// The first line of a node's text, trimmed and bounded, for reports.
+pub(crate) fn snippet(node: tree_sitter::Node<'_>, src: &[u8]) -> String {
+    let t = text(node, src);
+    let first = t.lines().next().unwrap_or("").trim();
+    let mut s: String = first.chars().take(120).collect();
+    if t.contains('\n') || first.chars().count() > 120 {
+        s.push('…');
+    }
+    s
+}

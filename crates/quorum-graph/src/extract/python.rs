@@ -1,0 +1,330 @@
+//! Python: symbols with parameters, decorators and bases; calls with their
+//! argument shape; every import form. Resolution happens later, across files.
+
+use tree_sitter::Node;
+
+use super::{
+    CallFact, FileFacts, ImportFact, Param, ParamKind, SymbolFact, SymbolKind, end_line_of, line_of, snippet, text,
+};
+
+pub(super) fn extract(root: Node<'_>, src: &[u8], facts: &mut FileFacts) {
+    let test_file = is_test_path(&facts.path);
+    let mut w = Walker { src, facts, test_file };
+    w.visit_children(root, None);
+}
+
+/// pytest's default collection: `test_*.py`, `*_test.py`, or anything under a `tests/` directory.
+fn is_test_path(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.starts_with("test_")
+        || file.ends_with("_test.py")
+        || path.split('/').any(|c| c == "tests" || c == "test")
+}
+
+struct Walker<'s, 'f> {
+    src: &'s [u8],
+    facts: &'f mut FileFacts,
+    test_file: bool,
+}
+
+impl Walker<'_, '_> {
+    fn visit_children(&mut self, node: Node<'_>, scope: Option<u32>) {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            self.visit(child, scope);
+        }
+    }
+
+    fn visit(&mut self, node: Node<'_>, scope: Option<u32>) {
+        match node.kind() {
+            "decorated_definition" => {
+                let decorators: Vec<Node<'_>> = {
+                    let mut c = node.walk();
+                    node.named_children(&mut c).filter(|n| n.kind() == "decorator").collect()
+                };
+                if let Some(def) = node.child_by_field_name("definition") {
+                    self.definition(def, scope, node, &decorators);
+                }
+            }
+            "function_definition" | "class_definition" => self.definition(node, scope, node, &[]),
+            "call" => {
+                self.call(node, scope);
+                self.visit_children(node, scope);
+            }
+            "import_statement" => self.import(node),
+            "import_from_statement" => self.import_from(node),
+            _ => self.visit_children(node, scope),
+        }
+    }
+
+    /// A `def` or `class`; `outer` is the decorated wrapper when there is one,
+    /// so the symbol's range includes its decorators.
+    fn definition(&mut self, def: Node<'_>, scope: Option<u32>, outer: Node<'_>, decorators: &[Node<'_>]) {
+        let Some(name_node) = def.child_by_field_name("name") else {
+            return;
+        };
+        let name = text(name_node, self.src).to_string();
+        let parent_kind = scope.map(|p| self.facts.symbols[p as usize].kind);
+        let is_class = def.kind() == "class_definition";
+        let kind = match (is_class, parent_kind) {
+            (true, _) => SymbolKind::Class,
+            (false, Some(SymbolKind::Class)) => SymbolKind::Method,
+            (false, Some(SymbolKind::Function | SymbolKind::Method | SymbolKind::NestedFunction)) => {
+                SymbolKind::NestedFunction
+            }
+            (false, _) => SymbolKind::Function,
+        };
+        let qname = match scope {
+            Some(p) => format!("{}.{}", self.facts.symbols[p as usize].qname, name),
+            None => name.clone(),
+        };
+        let decorator_names: Vec<String> = decorators
+            .iter()
+            .filter_map(|d| d.named_child(0))
+            .map(|e| dotted(if e.kind() == "call" { e.child_by_field_name("function").unwrap_or(e) } else { e }, self.src))
+            .collect();
+        let bases = if is_class {
+            def.child_by_field_name("superclasses")
+                .map(|args| {
+                    let mut c = args.walk();
+                    args.named_children(&mut c)
+                        .filter(|a| matches!(a.kind(), "identifier" | "attribute"))
+                        .map(|a| dotted(a, self.src))
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            vec![]
+        };
+        let params = (!is_class)
+            .then(|| def.child_by_field_name("parameters").map(|p| parameters(p, self.src)))
+            .flatten();
+        let is_test = !is_class && name.starts_with("test") && (self.test_file || self.in_test_case(scope));
+        let idx = self.facts.symbols.len() as u32;
+        self.facts.symbols.push(SymbolFact {
+            name,
+            qname,
+            kind,
+            start_line: line_of(outer),
+            end_line: end_line_of(outer),
+            parent: scope,
+            params,
+            decorators: decorator_names,
+            bases,
+            is_test,
+        });
+        // Applying a decorator calls it with the function: an edge from the
+        // decorated symbol to the decorator, so changing a decorator reaches
+        // every function it wraps. Decorator arguments are ordinary calls.
+        for &d in decorators {
+            if let Some(expr) = d.named_child(0) {
+                if expr.kind() == "call" {
+                    self.call(expr, Some(idx));
+                    if let Some(args) = expr.child_by_field_name("arguments") {
+                        self.visit_children(args, scope);
+                    }
+                } else {
+                    self.facts.calls.push(CallFact {
+                        caller: Some(idx),
+                        callee: dotted(expr, self.src),
+                        line: line_of(d),
+                        positional: 1,
+                        keywords: vec![],
+                        spread: true,
+                        text: snippet(d, self.src),
+                    });
+                }
+            }
+        }
+        if let Some(sup) = def.child_by_field_name("superclasses") {
+            self.visit_children(sup, scope);
+        }
+        if let Some(params) = def.child_by_field_name("parameters") {
+            // Default values run in the enclosing scope.
+            self.visit_children(params, scope);
+        }
+        if let Some(body) = def.child_by_field_name("body") {
+            self.visit_children(body, Some(idx));
+        }
+    }
+
+    fn in_test_case(&self, scope: Option<u32>) -> bool {
+        scope.is_some_and(|p| {
+            let s = &self.facts.symbols[p as usize];
+            s.kind == SymbolKind::Class && (s.name.starts_with("Test") || s.bases.iter().any(|b| b.ends_with("TestCase")))
+        })
+    }
+
+    fn call(&mut self, node: Node<'_>, scope: Option<u32>) {
+        let Some(func) = node.child_by_field_name("function") else {
+            return;
+        };
+        let (mut positional, mut keywords, mut spread) = (0, vec![], false);
+        if let Some(args) = node.child_by_field_name("arguments") {
+            if args.kind() == "generator_expression" {
+                positional = 1;
+            } else {
+                let mut c = args.walk();
+                for a in args.named_children(&mut c) {
+                    match a.kind() {
+                        "keyword_argument" => {
+                            if let Some(n) = a.child_by_field_name("name") {
+                                keywords.push(text(n, self.src).to_string());
+                            }
+                        }
+                        "list_splat" | "dictionary_splat" => spread = true,
+                        "comment" => {}
+                        _ => positional += 1,
+                    }
+                }
+            }
+        }
+        self.facts.calls.push(CallFact {
+            caller: scope,
+            callee: dotted(func, self.src),
+            line: line_of(node),
+            positional,
+            keywords,
+            spread,
+            text: snippet(node, self.src),
+        });
+    }
+
+    fn import(&mut self, node: Node<'_>) {
+        let mut c = node.walk();
+        for n in node.children_by_field_name("name", &mut c) {
+            let (module, local) = match n.kind() {
+                "aliased_import" => {
+                    let m = n.child_by_field_name("name").map(|x| text(x, self.src)).unwrap_or("");
+                    let a = n.child_by_field_name("alias").map(|x| text(x, self.src)).unwrap_or(m);
+                    (m.to_string(), a.to_string())
+                }
+                // `import a.b` binds `a` (to module `a`); the import edge goes to `a.b`.
+                _ => {
+                    let m = text(n, self.src).to_string();
+                    let first = m.split('.').next().unwrap_or(&m).to_string();
+                    (m, first)
+                }
+            };
+            self.facts.imports.push(ImportFact {
+                module,
+                name: None,
+                local,
+                line: line_of(node),
+            });
+        }
+    }
+
+    fn import_from(&mut self, node: Node<'_>) {
+        let Some(module_node) = node.child_by_field_name("module_name") else {
+            return;
+        };
+        let module = text(module_node, self.src).chars().filter(|c| !c.is_whitespace()).collect::<String>();
+        let mut c = node.walk();
+        let names: Vec<Node<'_>> = node.children_by_field_name("name", &mut c).collect();
+        if names.is_empty() {
+            // `from x import *`: recorded with the wildcard as the name.
+            let mut c = node.walk();
+            if node.named_children(&mut c).any(|n| n.kind() == "wildcard_import") {
+                self.facts.imports.push(ImportFact {
+                    module,
+                    name: Some("*".into()),
+                    local: "*".into(),
+                    line: line_of(node),
+                });
+            }
+            return;
+        }
+        for n in names {
+            let (name, local) = match n.kind() {
+                "aliased_import" => {
+                    let m = n.child_by_field_name("name").map(|x| text(x, self.src)).unwrap_or("");
+                    let a = n.child_by_field_name("alias").map(|x| text(x, self.src)).unwrap_or(m);
+                    (m.to_string(), a.to_string())
+                }
+                _ => {
+                    let m = text(n, self.src).to_string();
+                    (m.clone(), m)
+                }
+            };
+            self.facts.imports.push(ImportFact {
+                module: module.clone(),
+                name: Some(name),
+                local,
+                line: line_of(node),
+            });
+        }
+    }
+}
+
+/// A called or referenced expression as a dotted path. Parts that are not
+/// names (a call result, a subscript) become `?`, so `a().b` is `?.b`.
+pub(super) fn dotted(node: Node<'_>, src: &[u8]) -> String {
+    match node.kind() {
+        "identifier" => text(node, src).to_string(),
+        "attribute" => {
+            let obj = node.child_by_field_name("object").map(|o| dotted(o, src)).unwrap_or_else(|| "?".into());
+            let attr = node.child_by_field_name("attribute").map(|a| text(a, src)).unwrap_or("?");
+            format!("{obj}.{attr}")
+        }
+        "parenthesized_expression" => node.named_child(0).map(|n| dotted(n, src)).unwrap_or_else(|| "?".into()),
+        _ => "?".into(),
+    }
+}
+
+fn parameters(node: Node<'_>, src: &[u8]) -> Vec<Param> {
+    let mut out = vec![];
+    let mut keyword_only = false;
+    let mut c = node.walk();
+    for p in node.named_children(&mut c) {
+        let (name, mut kind, has_default) = match p.kind() {
+            "identifier" => (text(p, src).to_string(), ParamKind::Normal, false),
+            "typed_parameter" => {
+                let inner = p.named_child(0);
+                match inner.map(|i| i.kind()) {
+                    Some("list_splat_pattern") => (splat_name(inner.unwrap(), src), ParamKind::VarArgs, false),
+                    Some("dictionary_splat_pattern") => {
+                        (splat_name(inner.unwrap(), src), ParamKind::VarKeywords, false)
+                    }
+                    _ => (inner.map(|i| text(i, src)).unwrap_or("").to_string(), ParamKind::Normal, false),
+                }
+            }
+            "default_parameter" | "typed_default_parameter" => (
+                p.child_by_field_name("name").map(|n| text(n, src)).unwrap_or("").to_string(),
+                ParamKind::Normal,
+                true,
+            ),
+            "list_splat_pattern" => (splat_name(p, src), ParamKind::VarArgs, false),
+            "dictionary_splat_pattern" => (splat_name(p, src), ParamKind::VarKeywords, false),
+            "keyword_separator" => {
+                keyword_only = true;
+                continue;
+            }
+            "positional_separator" => {
+                for q in out.iter_mut() {
+                    let q: &mut Param = q;
+                    if q.kind == ParamKind::Normal {
+                        q.kind = ParamKind::PositionalOnly;
+                    }
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        if kind == ParamKind::VarArgs {
+            keyword_only = true;
+        } else if kind == ParamKind::Normal && keyword_only {
+            kind = ParamKind::KeywordOnly;
+        }
+        out.push(Param {
+            name,
+            kind,
+            has_default,
+        });
+    }
+    out
+}
+
+fn splat_name(node: Node<'_>, src: &[u8]) -> String {
+    node.named_child(0).map(|n| text(n, src)).unwrap_or("").to_string()
+}

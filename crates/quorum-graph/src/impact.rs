@@ -1,0 +1,298 @@
+//! The impact report (F-IDX-3): for each changed hunk the innermost
+//! enclosing symbol; a reverse BFS (callee → caller over calls, imports and
+//! inherits, 1–3 hops) to what can break; the tests that reach the change;
+//! and, for a signature change, the call sites that no longer fit.
+//!
+//! Added and modified lines are looked up in the head graph (the base graph
+//! with the PR's changed files overlaid), removed lines in the base graph,
+//! so symbols the PR adds are resolved rather than dropped.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use quorum_core::{FileDiff, LineKind};
+use serde::Serialize;
+
+use crate::extract::SymbolKind;
+use crate::model::{EdgeKind, Graph, Target};
+use crate::resolve::RESOLVED;
+use crate::signature::{self, Misfit};
+
+/// Report options.
+#[derive(Debug, Clone, Copy)]
+pub struct ImpactOptions {
+    /// Reverse-BFS depth, 1–3.
+    pub hops: u8,
+    /// How far tests are searched for (hops from the changed symbol).
+    pub test_hops: u8,
+}
+
+impl Default for ImpactOptions {
+    fn default() -> Self {
+        ImpactOptions { hops: 2, test_hops: 3 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    Added,
+    Modified,
+    Removed,
+}
+
+/// A symbol that can break because of the change.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Caller {
+    pub qname: String,
+    pub path: String,
+    /// The call (or import / class) line.
+    pub line: u32,
+    pub hops: u8,
+    pub via: &'static str,
+    /// Product of the edge confidences along the path.
+    pub confidence: f32,
+}
+
+/// A call site whose arguments no longer fit the changed signature, or that
+/// calls a symbol the PR removes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BrokenCall {
+    pub path: String,
+    pub line: u32,
+    pub caller: String,
+    pub text: String,
+    pub problem: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChangedSymbol {
+    pub qname: String,
+    pub kind: &'static str,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub change: ChangeKind,
+    /// `(old, new)` rendered signatures when they differ.
+    pub signature: Option<(String, String)>,
+    pub callers: Vec<Caller>,
+    pub tests: Vec<String>,
+    pub broken_calls: Vec<BrokenCall>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ImpactReport {
+    pub changed: Vec<ChangedSymbol>,
+    pub hops: u8,
+}
+
+/// Computes the report of `diffs` between `base` and `head`.
+pub fn impact(base: &Graph, head: &Graph, diffs: &[FileDiff], opts: ImpactOptions) -> ImpactReport {
+    let hops = opts.hops.clamp(1, 3);
+    // (qname) → which graph it lives in; BTreeMap keeps the report stable.
+    let mut touched: BTreeMap<String, (ChangeKind, bool)> = BTreeMap::new();
+    for d in diffs {
+        let old_path = d.old_path.as_deref().unwrap_or(&d.path);
+        for h in &d.hunks {
+            for l in &h.lines {
+                match (l.kind, l.new_line, l.old_line) {
+                    (LineKind::Added, Some(n), _) => {
+                        if let Some(id) = head.enclosing(&d.path, n) {
+                            let q = head.qname(id);
+                            let kind = if base.find(&q).is_some() { ChangeKind::Modified } else { ChangeKind::Added };
+                            touched.entry(q).or_insert((kind, true));
+                        }
+                    }
+                    (LineKind::Removed, _, Some(o)) => {
+                        if let Some(id) = base.enclosing(old_path, o) {
+                            let q = base.qname(id);
+                            let in_head = head.find(&q).is_some();
+                            let kind = if in_head { ChangeKind::Modified } else { ChangeKind::Removed };
+                            touched.entry(q).or_insert((kind, in_head));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let mut changed = vec![];
+    for (qname, (kind, in_head)) in touched {
+        let g = if in_head { head } else { base };
+        let Some(id) = g.find(&qname) else { continue };
+        let info = g.symbol(id);
+        let old_sig = base.find(&qname).and_then(|b| base.symbol(b).params.map(signature::render));
+        let new_sig = head.find(&qname).and_then(|h| head.symbol(h).params.map(signature::render));
+        let signature = match (&old_sig, &new_sig, kind) {
+            (Some(o), Some(n), ChangeKind::Modified) if o != n => Some((o.clone(), n.clone())),
+            _ => None,
+        };
+        let broken_calls = match kind {
+            ChangeKind::Removed => removed_callers(base, head, id),
+            _ if signature.is_some() => misfits(head, id),
+            _ => vec![],
+        };
+        changed.push(ChangedSymbol {
+            qname,
+            kind: info.kind.as_str(),
+            path: info.path.to_string(),
+            start_line: info.start_line,
+            end_line: info.end_line,
+            change: kind,
+            signature,
+            callers: callers(g, id, hops),
+            tests: tests_reaching(g, id, opts.test_hops),
+            broken_calls,
+        });
+    }
+    ImpactReport { changed, hops }
+}
+
+/// Whether a name-only edge is worth following: the name must pick out one
+/// symbol, or every `get` in the repo would be a caller of every other.
+fn followable(g: &Graph, e: &crate::model::Edge) -> bool {
+    match &e.to {
+        Target::Symbol(_) => true,
+        Target::Name(n) => g.named(n).len() == 1,
+    }
+}
+
+/// Reverse BFS from `id`. Modules (importers) are leaves: following imports
+/// onward would reach the whole repo.
+pub fn callers(g: &Graph, id: u32, hops: u8) -> Vec<Caller> {
+    let mut seen: HashSet<u32> = HashSet::from([id]);
+    let mut frontier = vec![(id, 1.0f32)];
+    let mut out = vec![];
+    for hop in 1..=hops {
+        let mut next = vec![];
+        for (cur, conf) in frontier {
+            for e in g.incoming(cur) {
+                if e.kind == EdgeKind::Tests || !followable(g, e) || !seen.insert(e.from) {
+                    continue;
+                }
+                let from = g.symbol(e.from);
+                let confidence = conf * e.confidence;
+                out.push(Caller {
+                    qname: from.qname.clone(),
+                    path: from.path.to_string(),
+                    line: e.line,
+                    hops: hop,
+                    via: e.kind.as_str(),
+                    confidence,
+                });
+                if from.kind != SymbolKind::Module {
+                    next.push((e.from, confidence));
+                }
+            }
+        }
+        frontier = next;
+    }
+    out.sort_by(|a, b| {
+        (a.hops, b.confidence.total_cmp(&a.confidence), &a.path, a.line).cmp(&(
+            b.hops,
+            std::cmp::Ordering::Equal,
+            &b.path,
+            b.line,
+        ))
+    });
+    out
+}
+
+/// Test functions whose calls reach `id` within `hops`.
+pub fn tests_reaching(g: &Graph, id: u32, hops: u8) -> Vec<String> {
+    let mut seen: HashSet<u32> = HashSet::from([id]);
+    let mut frontier = vec![id];
+    let mut tests = BTreeSet::new();
+    for _ in 0..hops {
+        let mut next = vec![];
+        for cur in frontier {
+            for e in g.incoming(cur) {
+                if !matches!(e.kind, EdgeKind::Calls | EdgeKind::Tests) || !followable(g, e) {
+                    continue;
+                }
+                if !seen.insert(e.from) {
+                    continue;
+                }
+                let s = g.symbol(e.from);
+                if s.is_test {
+                    tests.insert(format!("{}::{}", s.path, s.name));
+                } else if s.kind != SymbolKind::Module {
+                    next.push(e.from);
+                }
+            }
+        }
+        frontier = next;
+    }
+    tests.into_iter().collect()
+}
+
+/// Resolved call sites of `id` (in the head graph) that do not fit its
+/// signature. A class's `__init__` is checked at the class's call sites.
+fn misfits(head: &Graph, id: u32) -> Vec<BrokenCall> {
+    let info = head.symbol(id);
+    let Some(params) = info.params else { return vec![] };
+    let is_static = info.decorators.iter().any(|d| d == "staticmethod");
+    let mut targets = vec![(id, info.kind == SymbolKind::Method && !is_static)];
+    if info.name == "__init__"
+        && let Some(class) = head.find(info.qname.rsplit_once('.').map(|(c, _)| c).unwrap_or(""))
+    {
+        targets.push((class, true));
+    }
+    let class_name = info.qname.rsplit('.').nth(1).unwrap_or("").to_string();
+    let mut out = vec![];
+    for (target, method_like) in targets {
+        for e in head.incoming(target) {
+            if e.kind != EdgeKind::Calls || e.to != Target::Symbol(target) || e.confidence < RESOLVED {
+                continue;
+            }
+            let Some(call) = head.call_of(e) else { continue };
+            // `Class.method(obj, …)` passes self explicitly; `obj.method(…)` does not.
+            let via_class = call.callee.rsplit('.').nth(1) == Some(class_name.as_str());
+            let classmethod = info.decorators.iter().any(|d| d == "classmethod");
+            let bound = if target == id { method_like && (!via_class || classmethod) } else { true };
+            if let Some(m) = signature::check(params, call, bound) {
+                out.push(broken(head, e.from, call.line, &call.text, &m));
+            }
+        }
+    }
+    out.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    out
+}
+
+/// Call sites of a removed symbol in files the PR leaves in place.
+fn removed_callers(base: &Graph, head: &Graph, id: u32) -> Vec<BrokenCall> {
+    let name = base.symbol(id).name.to_string();
+    let mut out = vec![];
+    for e in base.incoming(id) {
+        if e.kind != EdgeKind::Calls || e.to != Target::Symbol(id) {
+            continue;
+        }
+        let caller = base.symbol(e.from);
+        // Still there, unchanged, and still calling it?
+        let still = head.file(caller.path).is_some_and(|f| {
+            f.calls
+                .iter()
+                .any(|c| c.line == e.line && c.callee.rsplit('.').next() == Some(name.as_str()))
+        });
+        if let (true, Some(call)) = (still, base.call_of(e)) {
+            out.push(BrokenCall {
+                path: caller.path.to_string(),
+                line: e.line,
+                caller: caller.qname.clone(),
+                text: call.text.clone(),
+                problem: format!("calls `{name}`, which this change removes"),
+            });
+        }
+    }
+    out
+}
+
+fn broken(g: &Graph, from: u32, line: u32, text: &str, m: &Misfit) -> BrokenCall {
+    let s = g.symbol(from);
+    BrokenCall {
+        path: s.path.to_string(),
+        line,
+        caller: s.qname.clone(),
+        text: text.to_string(),
+        problem: m.to_string(),
+    }
+}

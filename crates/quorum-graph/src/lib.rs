@@ -1,0 +1,30 @@
+//! The code graph (F-IDX-1..3): what a change can break, known before any
+//! agent looks.
+//!
+//! - [`extract`]: tree-sitter facts per file (symbols, calls, imports, bases,
+//!   tests), cached by content hash.
+//! - [`resolve`](mod@resolve): Python name resolution across files; by-name for the
+//!   other languages.
+//! - [`build`](mod@build): full and incremental builds, and the PR-head overlay.
+//! - [`blob`]: the compressed, versioned stored form.
+//! - [`impact`]: the impact report and the signature (arity) check.
+//! - [`tools`]: the `get_callers` / `find_tests` / `read_snippet` back-ends.
+//!
+//! Pure: no IO. Sources come in as strings; storage is the caller's.
+
+pub mod blob;
+pub mod build;
+pub mod extract;
+pub mod impact;
+pub mod lang;
+pub mod model;
+mod render;
+mod resolve;
+pub mod signature;
+pub mod tools;
+
+pub use build::{BuildStats, build, overlay};
+pub use extract::SymbolKind;
+pub use lang::Lang;
+pub use impact::{ImpactOptions, ImpactReport, impact};
+pub use model::{Edge, EdgeKind, Graph, SymbolInfo, Target};

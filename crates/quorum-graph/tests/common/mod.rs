@@ -1,0 +1,51 @@
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use quorum_graph::{EdgeKind, Graph, Target};
+
+/// Every file under `root`, as (relative path, content), sorted.
+pub fn read_tree(root: &Path) -> Vec<(String, String)> {
+    let mut out = vec![];
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(text) = std::fs::read_to_string(&p) {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+                out.push((rel, text));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+pub fn data(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+}
+
+pub fn storefront() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../storefront-fixture")
+}
+
+/// The targets of `kind` edges out of `from`, as qualified names (or `name?` when unresolved), with lines.
+pub fn targets(g: &Graph, from: &str, kind: EdgeKind) -> Vec<(String, u32)> {
+    let id = g.find(from).unwrap_or_else(|| panic!("no symbol {from}"));
+    g.outgoing(id)
+        .filter(|e| e.kind == kind)
+        .map(|e| {
+            let t = match &e.to {
+                Target::Symbol(t) => g.qname(*t),
+                Target::Name(n) => format!("{n}?"),
+            };
+            (t, e.line)
+        })
+        .collect()
+}
+
+pub fn names(g: &Graph, from: &str, kind: EdgeKind) -> Vec<String> {
+    targets(g, from, kind).into_iter().map(|(t, _)| t).collect()
+}

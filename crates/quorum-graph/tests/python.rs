@@ -1,0 +1,109 @@
+//! Python extraction and resolution, one rule per test, on the multi-file
+//! project in `tests/data/pyproj` (written for these tests) and on the
+//! storefront fixture.
+
+mod common;
+
+use common::*;
+use quorum_graph::{EdgeKind, Graph, SymbolKind, build};
+
+fn pyproj() -> Graph {
+    build(read_tree(&data("pyproj")), None).0
+}
+
+#[test]
+fn symbols_have_qualified_names_kinds_and_exact_ranges() {
+    let g = pyproj();
+    let s = g.symbol(g.find("app.core.engine.Engine.run_step").unwrap());
+    assert_eq!((s.kind, s.start_line, s.end_line), (SymbolKind::Method, 11, 14));
+    let s = g.symbol(g.find("app.core.engine.Engine.make").unwrap());
+    // The range starts at the decorator.
+    assert_eq!((s.start_line, s.end_line), (16, 18));
+    assert_eq!(s.decorators, ["staticmethod"]);
+    let s = g.symbol(g.find("app.core.engine.run.inner").unwrap());
+    assert_eq!((s.kind, s.start_line, s.end_line), (SymbolKind::NestedFunction, 31, 32));
+    assert_eq!(g.symbol(g.find("app.core.engine.Engine").unwrap()).kind, SymbolKind::Class);
+    // Packages are named after their directory.
+    assert_eq!(g.symbol(g.find("app.core").unwrap()).path, "app/core/__init__.py");
+}
+
+#[test]
+fn self_and_cls_calls_resolve_within_the_class_and_its_bases() {
+    let g = pyproj();
+    let calls = names(&g, "app.core.engine.Engine.run_step", EdgeKind::Calls);
+    assert!(calls.contains(&"app.core.engine.Base.setup".to_string()), "{calls:?}");
+    assert!(calls.contains(&"app.core.engine.Engine.helper".to_string()), "{calls:?}");
+    // `Engine.make()`: a class attribute.
+    assert!(calls.contains(&"app.core.engine.Engine.make".to_string()), "{calls:?}");
+    // `cls(name)` inside a classmethod is not a method call; the builtin
+    // decorator stays a name-only edge.
+    let calls = names(&g, "app.core.engine.Engine.create", EdgeKind::Calls);
+    assert_eq!(calls, ["classmethod?", "cls?"]);
+}
+
+#[test]
+fn nested_functions_and_constructors_resolve_in_scope() {
+    let g = pyproj();
+    let calls = targets(&g, "app.core.engine.run", EdgeKind::Calls);
+    assert!(calls.contains(&("app.core.engine.run.inner".into(), 34)), "{calls:?}");
+    assert!(calls.contains(&("app.core.engine.Engine".into(), 29)), "{calls:?}");
+    assert!(calls.contains(&("app.core.engine.Engine.create".into(), 35)), "{calls:?}");
+    // `engine.run_step(...)` is an attribute of a local: kept by name, not dropped.
+    assert!(calls.contains(&("run_step?".into(), 34)), "{calls:?}");
+}
+
+#[test]
+fn imports_aliases_relative_imports_and_reexports_resolve() {
+    let g = pyproj();
+    let calls = names(&g, "app.cli.main", EdgeKind::Calls);
+    // `from app import start` → `app/__init__` re-exports `run as start` from `.core.engine`.
+    assert!(calls.contains(&"app.core.engine.run".to_string()), "{calls:?}");
+    // `from . import core` then `core.run`: module attribute through a package re-export.
+    // `helpers.fmt` via `from .util import helpers`, `h.fmt` via `import app.util.helpers as h`.
+    assert_eq!(calls.iter().filter(|c| *c == "app.util.helpers.fmt").count(), 2, "{calls:?}");
+    assert_eq!(calls.iter().filter(|c| *c == "app.core.engine.run").count(), 2, "{calls:?}");
+    // `E("cli")`: an aliased class import.
+    assert!(calls.contains(&"app.core.engine.Engine".to_string()), "{calls:?}");
+    assert!(calls.contains(&"method?".to_string()), "{calls:?}");
+    let imports = names(&g, "app.cli", EdgeKind::Imports);
+    assert!(imports.contains(&"app.util.helpers".to_string()), "{imports:?}");
+    assert!(imports.contains(&"app.core".to_string()), "{imports:?}");
+}
+
+#[test]
+fn decorators_are_calls_from_the_decorated_function() {
+    let g = pyproj();
+    let calls = targets(&g, "app.cli.main", EdgeKind::Calls);
+    assert!(calls.contains(&("app.util.helpers.retry".into(), 8)), "{calls:?}");
+    // Module-level code under `if __name__` belongs to the module.
+    assert!(names(&g, "app.cli", EdgeKind::Calls).contains(&"app.cli.main".to_string()));
+}
+
+#[test]
+fn inheritance_edges_resolve_bases() {
+    let g = pyproj();
+    assert_eq!(names(&g, "app.core.engine.Engine", EdgeKind::Inherits), ["app.core.engine.Base"]);
+    assert_eq!(names(&g, "tests.test_engine.EngineTests", EdgeKind::Inherits), ["TestCase?"]);
+}
+
+#[test]
+fn pytest_and_unittest_functions_are_tests_with_tests_edges() {
+    let g = pyproj();
+    let is_test = |q: &str| g.symbol(g.find(q).unwrap()).is_test;
+    assert!(is_test("tests.test_engine.test_run"));
+    assert!(is_test("tests.test_engine.EngineTests.test_step"));
+    assert!(!is_test("tests.test_engine.EngineTests.helper_not_a_test"));
+    assert!(!is_test("app.core.engine.run"));
+    assert_eq!(names(&g, "tests.test_engine.test_run", EdgeKind::Tests), ["app.core.engine.run"]);
+    let tests = quorum_graph::tools::find_tests(&g, "app.core.engine.Base.setup").unwrap();
+    assert!(tests.contains(&"tests/test_engine.py::test_step".to_string()), "{tests:?}");
+}
+
+#[test]
+fn storefront_calls_resolve_across_modules() {
+    let g = build(read_tree(&storefront()), None).0;
+    let calls = targets(&g, "shop.checkout.checkout", EdgeKind::Calls);
+    assert!(calls.iter().any(|(t, _)| t == "shop.pricing.compute_tax"), "{calls:?}");
+    let tests = quorum_graph::tools::find_tests(&g, "shop.pricing.compute_tax").unwrap();
+    assert!(tests.iter().any(|t| t.starts_with("tests/test_pricing.py::")), "{tests:?}");
+}
