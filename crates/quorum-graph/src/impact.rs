@@ -98,7 +98,11 @@ pub fn impact(base: &Graph, head: &Graph, diffs: &[FileDiff], opts: ImpactOption
                     (LineKind::Added, Some(n), _) => {
                         if let Some(id) = head.enclosing(&d.path, n) {
                             let q = head.qname(id);
-                            let kind = if base.find(&q).is_some() { ChangeKind::Modified } else { ChangeKind::Added };
+                            let kind = if base.find(&q).is_some() {
+                                ChangeKind::Modified
+                            } else {
+                                ChangeKind::Added
+                            };
                             touched.entry(q).or_insert((kind, true));
                         }
                     }
@@ -106,7 +110,11 @@ pub fn impact(base: &Graph, head: &Graph, diffs: &[FileDiff], opts: ImpactOption
                         if let Some(id) = base.enclosing(old_path, o) {
                             let q = base.qname(id);
                             let in_head = head.find(&q).is_some();
-                            let kind = if in_head { ChangeKind::Modified } else { ChangeKind::Removed };
+                            let kind = if in_head {
+                                ChangeKind::Modified
+                            } else {
+                                ChangeKind::Removed
+                            };
                             touched.entry(q).or_insert((kind, in_head));
                         }
                     }
@@ -120,8 +128,12 @@ pub fn impact(base: &Graph, head: &Graph, diffs: &[FileDiff], opts: ImpactOption
         let g = if in_head { head } else { base };
         let Some(id) = g.find(&qname) else { continue };
         let info = g.symbol(id);
-        let old_sig = base.find(&qname).and_then(|b| base.symbol(b).params.map(signature::render));
-        let new_sig = head.find(&qname).and_then(|h| head.symbol(h).params.map(signature::render));
+        let old_sig = base
+            .find(&qname)
+            .and_then(|b| base.symbol(b).params.map(signature::render));
+        let new_sig = head
+            .find(&qname)
+            .and_then(|h| head.symbol(h).params.map(signature::render));
         let signature = match (&old_sig, &new_sig, kind) {
             (Some(o), Some(n), ChangeKind::Modified) if o != n => Some((o.clone(), n.clone())),
             _ => None,
@@ -248,7 +260,11 @@ fn misfits(head: &Graph, id: u32) -> Vec<BrokenCall> {
             // `Class.method(obj, …)` passes self explicitly; `obj.method(…)` does not.
             let via_class = call.callee.rsplit('.').nth(1) == Some(class_name.as_str());
             let classmethod = info.decorators.iter().any(|d| d == "classmethod");
-            let bound = if target == id { method_like && (!via_class || classmethod) } else { true };
+            let bound = if target == id {
+                method_like && (!via_class || classmethod)
+            } else {
+                true
+            };
             if let Some(m) = signature::check(params, call, bound) {
                 out.push(broken(head, e.from, call.line, &call.text, &m));
             }

@@ -81,7 +81,8 @@ mod tests {
             Lang::Java,
         ] {
             let mut p = tree_sitter::Parser::new();
-            p.set_language(&lang.grammar()).unwrap_or_else(|e| panic!("{lang:?}: {e}"));
+            p.set_language(&lang.grammar())
+                .unwrap_or_else(|e| panic!("{lang:?}: {e}"));
         }
     }
 }

@@ -25,6 +25,6 @@ pub mod tools;
 
 pub use build::{BuildStats, build, overlay};
 pub use extract::SymbolKind;
-pub use lang::Lang;
 pub use impact::{ImpactOptions, ImpactReport, impact};
+pub use lang::Lang;
 pub use model::{Edge, EdgeKind, Graph, SymbolInfo, Target};

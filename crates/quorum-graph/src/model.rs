@@ -280,7 +280,11 @@ impl Graph {
     /// Edges into `id`: resolved ones, then name-only ones with its name.
     pub fn incoming(&self, id: u32) -> impl Iterator<Item = &Edge> {
         let named = match self.refs[id as usize].local {
-            Some(_) => self.incoming_by_name.get(self.name(id)).map(Vec::as_slice).unwrap_or(&[]),
+            Some(_) => self
+                .incoming_by_name
+                .get(self.name(id))
+                .map(Vec::as_slice)
+                .unwrap_or(&[]),
             None => &[],
         };
         self.incoming[id as usize]

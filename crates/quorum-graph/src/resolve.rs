@@ -113,7 +113,11 @@ impl<'g> Resolver<'g> {
             } else {
                 Target::Name(imp.module.clone())
             };
-            let confidence = if matches!(to, Target::Symbol(_)) { RESOLVED } else { NAME_ONLY };
+            let confidence = if matches!(to, Target::Symbol(_)) {
+                RESOLVED
+            } else {
+                NAME_ONLY
+            };
             out.push(Edge {
                 kind: EdgeKind::Imports,
                 from: module,
@@ -158,7 +162,12 @@ impl<'g> Resolver<'g> {
         let Some((&first, rest)) = parts.split_first() else {
             return unresolved();
         };
-        let start = if first == "self" || first == "cls" {
+        // `Class(...)` as a path part is an instance of the class.
+        let (first, first_called) = match first.strip_suffix("()") {
+            Some(f) => (f, true),
+            None => (first, false),
+        };
+        let start = if (first == "self" || first == "cls") && !first_called {
             match self.enclosing_class(fi, scope) {
                 Some(class) => {
                     let Some((&m, rest2)) = rest.split_first() else {
@@ -181,8 +190,19 @@ impl<'g> Resolver<'g> {
             }
         };
         let mut cur = start;
+        let mut called = first_called;
         for &p in rest {
-            let next = match self.g.symbol(cur).kind {
+            let kind = self.g.symbol(cur).kind;
+            if called && kind != SymbolKind::Class {
+                // The result of calling a function: its type is unknown.
+                return unresolved();
+            }
+            let (p, c) = match p.strip_suffix("()") {
+                Some(p) => (p, true),
+                None => (p, false),
+            };
+            called = c;
+            let next = match kind {
                 SymbolKind::Module => self.qualified(&self.g.qname(cur), p, 0),
                 SymbolKind::Class => self.member(cur, p, 0),
                 _ => None,
@@ -227,7 +247,11 @@ impl<'g> Resolver<'g> {
         if depth > MAX_DEPTH {
             return None;
         }
-        let full = if module.is_empty() { name.to_string() } else { format!("{module}.{name}") };
+        let full = if module.is_empty() {
+            name.to_string()
+        } else {
+            format!("{module}.{name}")
+        };
         if let Some(&m) = self.module_file.get(full.as_str()) {
             return Some(self.g.id_of(m, None));
         }
@@ -251,12 +275,14 @@ impl<'g> Resolver<'g> {
             return Some(self.g.id_of(r.file, Some(li as u32)));
         }
         let s = &f.symbols[local as usize];
-        s.bases.iter().find_map(|b| match self.resolve_path(r.file, s.parent, b) {
-            (Target::Symbol(base), _) if self.g.symbol(base).kind == SymbolKind::Class => {
-                self.member(base, name, depth + 1)
-            }
-            _ => None,
-        })
+        s.bases
+            .iter()
+            .find_map(|b| match self.resolve_path(r.file, s.parent, b) {
+                (Target::Symbol(base), _) if self.g.symbol(base).kind == SymbolKind::Class => {
+                    self.member(base, name, depth + 1)
+                }
+                _ => None,
+            })
     }
 
     fn enclosing_class(&self, fi: u32, scope: Option<u32>) -> Option<u32> {
@@ -285,7 +311,11 @@ fn module_bindings(g: &Graph, fi: u32) -> HashMap<String, Binding> {
     let mut items: Vec<(u32, String, Binding)> = vec![];
     for (li, s) in f.symbols.iter().enumerate() {
         if s.parent.is_none() {
-            items.push((s.start_line, s.name.clone(), Binding::Symbol(g.id_of(fi, Some(li as u32)))));
+            items.push((
+                s.start_line,
+                s.name.clone(),
+                Binding::Symbol(g.id_of(fi, Some(li as u32))),
+            ));
         }
     }
     for imp in &f.imports {
@@ -319,7 +349,11 @@ pub(crate) fn absolute_module(current: &str, current_is_package: bool, written: 
         return written.to_string();
     }
     let rest = &written[dots..];
-    let mut base: Vec<&str> = if current.is_empty() { vec![] } else { current.split('.').collect() };
+    let mut base: Vec<&str> = if current.is_empty() {
+        vec![]
+    } else {
+        current.split('.').collect()
+    };
     if !current_is_package {
         base.pop();
     }
@@ -337,7 +371,8 @@ pub(crate) fn absolute_module(current: &str, current_is_package: bool, written: 
 }
 
 fn last_segment(path: &str) -> &str {
-    path.rsplit('.').next().unwrap_or(path)
+    let last = path.rsplit('.').next().unwrap_or(path);
+    last.strip_suffix("()").unwrap_or(last)
 }
 
 #[cfg(test)]

@@ -8,7 +8,10 @@ use crate::extract::{CallFact, Param, ParamKind};
 /// Why a call does not fit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Misfit {
-    TooManyPositional { given: u32, max: u32 },
+    TooManyPositional {
+        given: u32,
+        max: u32,
+    },
     Missing(Vec<String>),
     UnexpectedKeyword(Vec<String>),
     /// A keyword names a parameter already filled positionally.
@@ -20,7 +23,10 @@ impl std::fmt::Display for Misfit {
         let list = |xs: &[String]| xs.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ");
         match self {
             Misfit::TooManyPositional { given, max } => {
-                write!(f, "passes {given} positional arguments, the signature takes at most {max}")
+                write!(
+                    f,
+                    "passes {given} positional arguments, the signature takes at most {max}"
+                )
             }
             Misfit::Missing(xs) => write!(f, "does not pass required argument {}", list(xs)),
             Misfit::UnexpectedKeyword(xs) => write!(f, "passes unknown keyword {}", list(xs)),
@@ -75,7 +81,12 @@ pub fn check(params: &[Param], call: &CallFact, bound: bool) -> Option<Misfit> {
     }
     let missing: Vec<String> = params
         .iter()
-        .filter(|p| matches!(p.kind, ParamKind::PositionalOnly | ParamKind::Normal | ParamKind::KeywordOnly))
+        .filter(|p| {
+            matches!(
+                p.kind,
+                ParamKind::PositionalOnly | ParamKind::Normal | ParamKind::KeywordOnly
+            )
+        })
         .filter(|p| !p.has_default)
         .filter(|p| !filled.iter().any(|f| f.name == p.name))
         .filter(|p| !(by_keyword(p) && call.keywords.contains(&p.name)))
@@ -152,7 +163,10 @@ mod tests {
             p("region", ParamKind::Normal, false),
             p("rates", ParamKind::Normal, false),
         ];
-        assert_eq!(check(&sig, &call(2, &[]), false), Some(Misfit::Missing(vec!["rates".into()])));
+        assert_eq!(
+            check(&sig, &call(2, &[]), false),
+            Some(Misfit::Missing(vec!["rates".into()]))
+        );
         assert_eq!(check(&sig, &call(3, &[]), false), None);
         assert_eq!(check(&sig, &call(2, &["rates"]), false), None);
     }
@@ -167,7 +181,10 @@ mod tests {
             p("opts", ParamKind::VarKeywords, false),
         ];
         assert_eq!(check(&sig, &call(5, &["k", "anything"]), false), None);
-        assert_eq!(check(&sig, &call(1, &[]), false), Some(Misfit::Missing(vec!["k".into()])));
+        assert_eq!(
+            check(&sig, &call(1, &[]), false),
+            Some(Misfit::Missing(vec!["k".into()]))
+        );
         assert_eq!(render(&sig), "(a, b=…, *rest, k, **opts)");
     }
 
@@ -182,13 +199,22 @@ mod tests {
             check(&sig, &call(1, &["c"]), false),
             Some(Misfit::UnexpectedKeyword(vec!["c".into()]))
         );
-        assert_eq!(check(&sig, &call(1, &["a"]), false), Some(Misfit::Duplicate(vec!["a".into()])));
+        assert_eq!(
+            check(&sig, &call(1, &["a"]), false),
+            Some(Misfit::Duplicate(vec!["a".into()]))
+        );
     }
 
     #[test]
     fn positional_only_cannot_be_passed_by_keyword() {
-        let sig = [p("x", ParamKind::PositionalOnly, false), p("y", ParamKind::Normal, true)];
-        assert!(matches!(check(&sig, &call(0, &["x"]), false), Some(Misfit::UnexpectedKeyword(_))));
+        let sig = [
+            p("x", ParamKind::PositionalOnly, false),
+            p("y", ParamKind::Normal, true),
+        ];
+        assert!(matches!(
+            check(&sig, &call(0, &["x"]), false),
+            Some(Misfit::UnexpectedKeyword(_))
+        ));
         assert_eq!(render(&sig), "(x, /, y=…)");
     }
 

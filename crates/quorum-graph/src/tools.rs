@@ -158,9 +158,15 @@ mod tests {
     #[test]
     fn snippets_are_numbered_and_bounded() {
         assert_eq!(read_snippet(&One, "a.py", 2, 3).unwrap(), "    2 two\n    3 three\n");
-        assert!(matches!(read_snippet(&One, "b.py", 1, 1), Err(ToolError::NoSuchFile(_))));
+        assert!(matches!(
+            read_snippet(&One, "b.py", 1, 1),
+            Err(ToolError::NoSuchFile(_))
+        ));
         assert!(matches!(read_snippet(&One, "a.py", 3, 2), Err(ToolError::Range { .. })));
         assert!(matches!(read_snippet(&One, "a.py", 0, 2), Err(ToolError::Range { .. })));
-        assert!(matches!(read_snippet(&One, "a.py", 1, 10_000), Err(ToolError::Range { .. })));
+        assert!(matches!(
+            read_snippet(&One, "a.py", 1, 10_000),
+            Err(ToolError::Range { .. })
+        ));
     }
 }

@@ -17,9 +17,15 @@ fn rust_items_impls_uses_and_tests() {
         "use std::collections::HashMap;\nuse crate::a::{b, c as d};\n\npub struct Cart { items: Vec<u32> }\n\nimpl Cart {\n    pub fn total(&self) -> u32 {\n        helper(self.items.len())\n    }\n}\n\nfn helper(n: usize) -> u32 {\n    n as u32\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn totals() {\n        super::helper(1);\n    }\n\n    #[tokio::test]\n    async fn async_totals() {}\n}\n",
     );
     let total = g.symbol(g.find("src/lib::Cart.total").unwrap());
-    assert_eq!((total.kind, total.start_line, total.end_line), (SymbolKind::Method, 7, 9));
+    assert_eq!(
+        (total.kind, total.start_line, total.end_line),
+        (SymbolKind::Method, 7, 9)
+    );
     assert_eq!(g.symbol(g.find("src/lib::Cart").unwrap()).kind, SymbolKind::Class);
-    assert_eq!(names(&g, "src/lib::Cart.total", EdgeKind::Calls), ["src/lib::helper", "len?"]);
+    assert_eq!(
+        names(&g, "src/lib::Cart.total", EdgeKind::Calls),
+        ["src/lib::helper", "len?"]
+    );
     assert!(g.symbol(g.find("src/lib::tests.totals").unwrap()).is_test);
     assert!(g.symbol(g.find("src/lib::tests.async_totals").unwrap()).is_test);
     assert!(!g.symbol(g.find("src/lib::helper").unwrap()).is_test);
@@ -33,7 +39,10 @@ fn javascript_functions_classes_imports_and_test_blocks() {
         "web/cart.test.js",
         "import { total as sum } from './cart';\nimport * as api from \"./api\";\n\nclass Cart extends Base {\n  add(item) {\n    return api.post(item);\n  }\n}\n\nconst price = (x) => sum(x) * 2;\n\ndescribe('cart', () => {\n  it('adds', () => {\n    new Cart().add(1);\n  });\n});\n",
     );
-    assert_eq!(g.symbol(g.find("web/cart.test::Cart.add").unwrap()).kind, SymbolKind::Method);
+    assert_eq!(
+        g.symbol(g.find("web/cart.test::Cart.add").unwrap()).kind,
+        SymbolKind::Method
+    );
     assert_eq!(names(&g, "web/cart.test::Cart", EdgeKind::Inherits), ["Base?"]);
     assert_eq!(names(&g, "web/cart.test::price", EdgeKind::Calls), ["sum?"]);
     assert_eq!(names(&g, "web/cart.test::Cart.add", EdgeKind::Calls), ["post?"]);
@@ -72,7 +81,10 @@ fn go_functions_methods_imports_and_tests() {
     );
     let m = g.symbol(g.find("pkg/cart_test::Cart.Total").unwrap());
     assert_eq!((m.kind, m.start_line, m.end_line), (SymbolKind::Method, 10, 12));
-    assert_eq!(names(&g, "pkg/cart_test::Cart.Total", EdgeKind::Calls), ["pkg/cart_test::helper", "Count?"]);
+    assert_eq!(
+        names(&g, "pkg/cart_test::Cart.Total", EdgeKind::Calls),
+        ["pkg/cart_test::helper", "Count?"]
+    );
     assert!(g.symbol(g.find("pkg/cart_test::TestTotal").unwrap()).is_test);
     assert!(!g.symbol(g.find("pkg/cart_test::helper").unwrap()).is_test);
     assert_eq!(names(&g, "pkg/cart_test", EdgeKind::Imports), ["testing?", "strings?"]);
@@ -84,9 +96,18 @@ fn java_classes_methods_imports_and_junit_tests() {
         "src/CartTest.java",
         "import org.junit.jupiter.api.Test;\nimport java.util.List;\n\nclass Cart extends Base implements Priced {\n  int total() { return helper(List.of(1)); }\n  static int helper(List<Integer> xs) { return xs.size(); }\n}\n\nclass CartTest {\n  @Test\n  void totals() { new Cart().total(); }\n  void notATest() {}\n}\n",
     );
-    assert_eq!(g.symbol(g.find("src/CartTest::Cart.total").unwrap()).kind, SymbolKind::Method);
-    assert_eq!(names(&g, "src/CartTest::Cart", EdgeKind::Inherits), ["Base?", "Priced?"]);
-    assert_eq!(names(&g, "src/CartTest::Cart.total", EdgeKind::Calls), ["src/CartTest::Cart.helper", "of?"]);
+    assert_eq!(
+        g.symbol(g.find("src/CartTest::Cart.total").unwrap()).kind,
+        SymbolKind::Method
+    );
+    assert_eq!(
+        names(&g, "src/CartTest::Cart", EdgeKind::Inherits),
+        ["Base?", "Priced?"]
+    );
+    assert_eq!(
+        names(&g, "src/CartTest::Cart.total", EdgeKind::Calls),
+        ["src/CartTest::Cart.helper", "of?"]
+    );
     assert!(g.symbol(g.find("src/CartTest::CartTest.totals").unwrap()).is_test);
     assert!(!g.symbol(g.find("src/CartTest::CartTest.notATest").unwrap()).is_test);
     assert_eq!(

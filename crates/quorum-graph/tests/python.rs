@@ -22,7 +22,10 @@ fn symbols_have_qualified_names_kinds_and_exact_ranges() {
     assert_eq!(s.decorators, ["staticmethod"]);
     let s = g.symbol(g.find("app.core.engine.run.inner").unwrap());
     assert_eq!((s.kind, s.start_line, s.end_line), (SymbolKind::NestedFunction, 31, 32));
-    assert_eq!(g.symbol(g.find("app.core.engine.Engine").unwrap()).kind, SymbolKind::Class);
+    assert_eq!(
+        g.symbol(g.find("app.core.engine.Engine").unwrap()).kind,
+        SymbolKind::Class
+    );
     // Packages are named after their directory.
     assert_eq!(g.symbol(g.find("app.core").unwrap()).path, "app/core/__init__.py");
 }
@@ -32,7 +35,10 @@ fn self_and_cls_calls_resolve_within_the_class_and_its_bases() {
     let g = pyproj();
     let calls = names(&g, "app.core.engine.Engine.run_step", EdgeKind::Calls);
     assert!(calls.contains(&"app.core.engine.Base.setup".to_string()), "{calls:?}");
-    assert!(calls.contains(&"app.core.engine.Engine.helper".to_string()), "{calls:?}");
+    assert!(
+        calls.contains(&"app.core.engine.Engine.helper".to_string()),
+        "{calls:?}"
+    );
     // `Engine.make()`: a class attribute.
     assert!(calls.contains(&"app.core.engine.Engine.make".to_string()), "{calls:?}");
     // `cls(name)` inside a classmethod is not a method call; the builtin
@@ -47,7 +53,10 @@ fn nested_functions_and_constructors_resolve_in_scope() {
     let calls = targets(&g, "app.core.engine.run", EdgeKind::Calls);
     assert!(calls.contains(&("app.core.engine.run.inner".into(), 34)), "{calls:?}");
     assert!(calls.contains(&("app.core.engine.Engine".into(), 29)), "{calls:?}");
-    assert!(calls.contains(&("app.core.engine.Engine.create".into(), 35)), "{calls:?}");
+    assert!(
+        calls.contains(&("app.core.engine.Engine.create".into(), 35)),
+        "{calls:?}"
+    );
     // `engine.run_step(...)` is an attribute of a local: kept by name, not dropped.
     assert!(calls.contains(&("run_step?".into(), 34)), "{calls:?}");
 }
@@ -60,8 +69,16 @@ fn imports_aliases_relative_imports_and_reexports_resolve() {
     assert!(calls.contains(&"app.core.engine.run".to_string()), "{calls:?}");
     // `from . import core` then `core.run`: module attribute through a package re-export.
     // `helpers.fmt` via `from .util import helpers`, `h.fmt` via `import app.util.helpers as h`.
-    assert_eq!(calls.iter().filter(|c| *c == "app.util.helpers.fmt").count(), 2, "{calls:?}");
-    assert_eq!(calls.iter().filter(|c| *c == "app.core.engine.run").count(), 2, "{calls:?}");
+    assert_eq!(
+        calls.iter().filter(|c| *c == "app.util.helpers.fmt").count(),
+        2,
+        "{calls:?}"
+    );
+    assert_eq!(
+        calls.iter().filter(|c| *c == "app.core.engine.run").count(),
+        2,
+        "{calls:?}"
+    );
     // `E("cli")`: an aliased class import.
     assert!(calls.contains(&"app.core.engine.Engine".to_string()), "{calls:?}");
     assert!(calls.contains(&"method?".to_string()), "{calls:?}");
@@ -82,8 +99,14 @@ fn decorators_are_calls_from_the_decorated_function() {
 #[test]
 fn inheritance_edges_resolve_bases() {
     let g = pyproj();
-    assert_eq!(names(&g, "app.core.engine.Engine", EdgeKind::Inherits), ["app.core.engine.Base"]);
-    assert_eq!(names(&g, "tests.test_engine.EngineTests", EdgeKind::Inherits), ["TestCase?"]);
+    assert_eq!(
+        names(&g, "app.core.engine.Engine", EdgeKind::Inherits),
+        ["app.core.engine.Base"]
+    );
+    assert_eq!(
+        names(&g, "tests.test_engine.EngineTests", EdgeKind::Inherits),
+        ["TestCase?"]
+    );
 }
 
 #[test]
@@ -94,9 +117,15 @@ fn pytest_and_unittest_functions_are_tests_with_tests_edges() {
     assert!(is_test("tests.test_engine.EngineTests.test_step"));
     assert!(!is_test("tests.test_engine.EngineTests.helper_not_a_test"));
     assert!(!is_test("app.core.engine.run"));
-    assert_eq!(names(&g, "tests.test_engine.test_run", EdgeKind::Tests), ["app.core.engine.run"]);
+    assert_eq!(
+        names(&g, "tests.test_engine.test_run", EdgeKind::Tests),
+        ["app.core.engine.run"]
+    );
     let tests = quorum_graph::tools::find_tests(&g, "app.core.engine.Base.setup").unwrap();
-    assert!(tests.contains(&"tests/test_engine.py::test_step".to_string()), "{tests:?}");
+    assert!(
+        tests.contains(&"tests/test_engine.py::test_step".to_string()),
+        "{tests:?}"
+    );
 }
 
 #[test]
@@ -105,5 +134,8 @@ fn storefront_calls_resolve_across_modules() {
     let calls = targets(&g, "shop.checkout.checkout", EdgeKind::Calls);
     assert!(calls.iter().any(|(t, _)| t == "shop.pricing.compute_tax"), "{calls:?}");
     let tests = quorum_graph::tools::find_tests(&g, "shop.pricing.compute_tax").unwrap();
-    assert!(tests.iter().any(|t| t.starts_with("tests/test_pricing.py::")), "{tests:?}");
+    assert!(
+        tests.iter().any(|t| t.starts_with("tests/test_pricing.py::")),
+        "{tests:?}"
+    );
 }

@@ -228,7 +228,9 @@ impl Walker<'_, '_> {
                     return None;
                 }
                 let args = node.child_by_field_name("arguments")?;
-                let title = args.named_child(0).map(|t| text(t, self.src).trim_matches(['"', '\'', '`']).to_string())?;
+                let title = args
+                    .named_child(0)
+                    .map(|t| text(t, self.src).trim_matches(['"', '\'', '`']).to_string())?;
                 let mut d = def(format!("{base}({title})"), SymbolKind::Function, Some(args));
                 d.is_test = base != "describe";
                 d
@@ -274,17 +276,28 @@ impl Walker<'_, '_> {
             }
             (Lang::Java, "object_creation_expression") => node.child_by_field_name("type")?,
             (_, "call_expression") => node.child_by_field_name("function")?,
-            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "new_expression") => node.child_by_field_name("constructor")?,
+            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "new_expression") => {
+                node.child_by_field_name("constructor")?
+            }
             _ => return None,
         };
         Some(path_of(f, self.src))
     }
 
     fn rust_use(&mut self, node: Node<'_>, prefix: &str, line: u32) {
-        let join = |a: &str, b: &str| if a.is_empty() { b.to_string() } else { format!("{a}::{b}") };
+        let join = |a: &str, b: &str| {
+            if a.is_empty() {
+                b.to_string()
+            } else {
+                format!("{a}::{b}")
+            }
+        };
         match node.kind() {
             "scoped_use_list" => {
-                let p = node.child_by_field_name("path").map(|p| text(p, self.src)).unwrap_or("");
+                let p = node
+                    .child_by_field_name("path")
+                    .map(|p| text(p, self.src))
+                    .unwrap_or("");
                 let p = join(prefix, p);
                 if let Some(list) = node.child_by_field_name("list") {
                     self.rust_use(list, &p, line);
@@ -297,8 +310,14 @@ impl Walker<'_, '_> {
                 }
             }
             "use_as_clause" => {
-                let p = node.child_by_field_name("path").map(|p| text(p, self.src)).unwrap_or("");
-                let alias = node.child_by_field_name("alias").map(|a| text(a, self.src)).unwrap_or(p);
+                let p = node
+                    .child_by_field_name("path")
+                    .map(|p| text(p, self.src))
+                    .unwrap_or("");
+                let alias = node
+                    .child_by_field_name("alias")
+                    .map(|a| text(a, self.src))
+                    .unwrap_or(p);
                 self.facts.imports.push(ImportFact {
                     module: join(prefix, p),
                     name: None,
@@ -353,8 +372,14 @@ impl Walker<'_, '_> {
                     "named_imports" => {
                         let mut c3 = part.walk();
                         for spec in part.named_children(&mut c3).filter(|n| n.kind() == "import_specifier") {
-                            let name = spec.child_by_field_name("name").map(|n| text(n, self.src)).unwrap_or("");
-                            let alias = spec.child_by_field_name("alias").map(|n| text(n, self.src)).unwrap_or(name);
+                            let name = spec
+                                .child_by_field_name("name")
+                                .map(|n| text(n, self.src))
+                                .unwrap_or("");
+                            let alias = spec
+                                .child_by_field_name("alias")
+                                .map(|n| text(n, self.src))
+                                .unwrap_or(name);
                             self.facts.imports.push(ImportFact {
                                 module: module.clone(),
                                 name: Some(name.to_string()),
@@ -395,35 +420,54 @@ fn path_of(node: Node<'_>, src: &[u8]) -> String {
             }
         }
         "field_expression" => {
-            let value = node.child_by_field_name("value").map(|v| path_of(v, src)).unwrap_or_else(|| "?".into());
+            let value = node
+                .child_by_field_name("value")
+                .map(|v| path_of(v, src))
+                .unwrap_or_else(|| "?".into());
             let field = node.child_by_field_name("field").map(|f| text(f, src)).unwrap_or("?");
             format!("{value}.{field}")
         }
         "member_expression" => {
-            let obj = node.child_by_field_name("object").map(|v| path_of(v, src)).unwrap_or_else(|| "?".into());
-            let prop = node.child_by_field_name("property").map(|f| text(f, src)).unwrap_or("?");
+            let obj = node
+                .child_by_field_name("object")
+                .map(|v| path_of(v, src))
+                .unwrap_or_else(|| "?".into());
+            let prop = node
+                .child_by_field_name("property")
+                .map(|f| text(f, src))
+                .unwrap_or("?");
             format!("{obj}.{prop}")
         }
         "selector_expression" => {
-            let obj = node.child_by_field_name("operand").map(|v| path_of(v, src)).unwrap_or_else(|| "?".into());
+            let obj = node
+                .child_by_field_name("operand")
+                .map(|v| path_of(v, src))
+                .unwrap_or_else(|| "?".into());
             let field = node.child_by_field_name("field").map(|f| text(f, src)).unwrap_or("?");
             format!("{obj}.{field}")
         }
         "field_access" => {
-            let obj = node.child_by_field_name("object").map(|v| path_of(v, src)).unwrap_or_else(|| "?".into());
+            let obj = node
+                .child_by_field_name("object")
+                .map(|v| path_of(v, src))
+                .unwrap_or_else(|| "?".into());
             let field = node.child_by_field_name("field").map(|f| text(f, src)).unwrap_or("?");
             format!("{obj}.{field}")
         }
-        "generic_function" | "generic_type" => {
-            node.named_child(0).map(|n| path_of(n, src)).unwrap_or_else(|| "?".into())
-        }
+        "generic_function" | "generic_type" => node
+            .named_child(0)
+            .map(|n| path_of(n, src))
+            .unwrap_or_else(|| "?".into()),
         _ => "?".into(),
     }
 }
 
 fn base_type(node: Node<'_>, src: &[u8]) -> String {
     match node.kind() {
-        "generic_type" => node.child_by_field_name("type").map(|t| base_type(t, src)).unwrap_or_default(),
+        "generic_type" => node
+            .child_by_field_name("type")
+            .map(|t| base_type(t, src))
+            .unwrap_or_default(),
         _ => text(node, src).to_string(),
     }
 }
@@ -448,7 +492,10 @@ fn heritage(node: Node<'_>, src: &[u8]) -> Vec<String> {
     let mut out = vec![];
     let mut c = node.walk();
     for child in node.named_children(&mut c) {
-        if matches!(child.kind(), "class_heritage" | "extends_clause" | "implements_clause" | "extends_type_clause") {
+        if matches!(
+            child.kind(),
+            "class_heritage" | "extends_clause" | "implements_clause" | "extends_type_clause"
+        ) {
             collect_names(child, src, &mut out);
         }
     }
@@ -499,10 +546,10 @@ fn java_annotations(node: Node<'_>, src: &[u8]) -> Vec<String> {
     for child in node.named_children(&mut c).filter(|n| n.kind() == "modifiers") {
         let mut c2 = child.walk();
         for m in child.named_children(&mut c2) {
-            if matches!(m.kind(), "marker_annotation" | "annotation") {
-                if let Some(n) = m.child_by_field_name("name") {
-                    out.push(text(n, src).to_string());
-                }
+            if matches!(m.kind(), "marker_annotation" | "annotation")
+                && let Some(n) = m.child_by_field_name("name")
+            {
+                out.push(text(n, src).to_string());
             }
         }
     }

@@ -16,9 +16,7 @@ pub(super) fn extract(root: Node<'_>, src: &[u8], facts: &mut FileFacts) {
 /// pytest's default collection: `test_*.py`, `*_test.py`, or anything under a `tests/` directory.
 fn is_test_path(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
-    file.starts_with("test_")
-        || file.ends_with("_test.py")
-        || path.split('/').any(|c| c == "tests" || c == "test")
+    file.starts_with("test_") || file.ends_with("_test.py") || path.split('/').any(|c| c == "tests" || c == "test")
 }
 
 struct Walker<'s, 'f> {
@@ -40,7 +38,9 @@ impl Walker<'_, '_> {
             "decorated_definition" => {
                 let decorators: Vec<Node<'_>> = {
                     let mut c = node.walk();
-                    node.named_children(&mut c).filter(|n| n.kind() == "decorator").collect()
+                    node.named_children(&mut c)
+                        .filter(|n| n.kind() == "decorator")
+                        .collect()
                 };
                 if let Some(def) = node.child_by_field_name("definition") {
                     self.definition(def, scope, node, &decorators);
@@ -81,7 +81,16 @@ impl Walker<'_, '_> {
         let decorator_names: Vec<String> = decorators
             .iter()
             .filter_map(|d| d.named_child(0))
-            .map(|e| dotted(if e.kind() == "call" { e.child_by_field_name("function").unwrap_or(e) } else { e }, self.src))
+            .map(|e| {
+                dotted(
+                    if e.kind() == "call" {
+                        e.child_by_field_name("function").unwrap_or(e)
+                    } else {
+                        e
+                    },
+                    self.src,
+                )
+            })
             .collect();
         let bases = if is_class {
             def.child_by_field_name("superclasses")
@@ -151,7 +160,8 @@ impl Walker<'_, '_> {
     fn in_test_case(&self, scope: Option<u32>) -> bool {
         scope.is_some_and(|p| {
             let s = &self.facts.symbols[p as usize];
-            s.kind == SymbolKind::Class && (s.name.starts_with("Test") || s.bases.iter().any(|b| b.ends_with("TestCase")))
+            s.kind == SymbolKind::Class
+                && (s.name.starts_with("Test") || s.bases.iter().any(|b| b.ends_with("TestCase")))
         })
     }
 
@@ -219,7 +229,10 @@ impl Walker<'_, '_> {
         let Some(module_node) = node.child_by_field_name("module_name") else {
             return;
         };
-        let module = text(module_node, self.src).chars().filter(|c| !c.is_whitespace()).collect::<String>();
+        let module = text(module_node, self.src)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>();
         let mut c = node.walk();
         let names: Vec<Node<'_>> = node.children_by_field_name("name", &mut c).collect();
         if names.is_empty() {
@@ -257,17 +270,32 @@ impl Walker<'_, '_> {
     }
 }
 
-/// A called or referenced expression as a dotted path. Parts that are not
-/// names (a call result, a subscript) become `?`, so `a().b` is `?.b`.
+/// A called or referenced expression as a dotted path. A call result keeps
+/// its callee with `()` (`Engine("x").run` is `Engine().run`, so a method
+/// called on a fresh instance resolves); other non-names (a subscript, a
+/// literal) become `?`.
 pub(super) fn dotted(node: Node<'_>, src: &[u8]) -> String {
     match node.kind() {
         "identifier" => text(node, src).to_string(),
         "attribute" => {
-            let obj = node.child_by_field_name("object").map(|o| dotted(o, src)).unwrap_or_else(|| "?".into());
-            let attr = node.child_by_field_name("attribute").map(|a| text(a, src)).unwrap_or("?");
+            let obj = node
+                .child_by_field_name("object")
+                .map(|o| dotted(o, src))
+                .unwrap_or_else(|| "?".into());
+            let attr = node
+                .child_by_field_name("attribute")
+                .map(|a| text(a, src))
+                .unwrap_or("?");
             format!("{obj}.{attr}")
         }
-        "parenthesized_expression" => node.named_child(0).map(|n| dotted(n, src)).unwrap_or_else(|| "?".into()),
+        "parenthesized_expression" => node
+            .named_child(0)
+            .map(|n| dotted(n, src))
+            .unwrap_or_else(|| "?".into()),
+        "call" => match node.child_by_field_name("function").map(|f| dotted(f, src)) {
+            Some(f) if !f.ends_with("()") && f != "?" => format!("{f}()"),
+            _ => "?".into(),
+        },
         _ => "?".into(),
     }
 }
@@ -286,11 +314,18 @@ fn parameters(node: Node<'_>, src: &[u8]) -> Vec<Param> {
                     Some("dictionary_splat_pattern") => {
                         (splat_name(inner.unwrap(), src), ParamKind::VarKeywords, false)
                     }
-                    _ => (inner.map(|i| text(i, src)).unwrap_or("").to_string(), ParamKind::Normal, false),
+                    _ => (
+                        inner.map(|i| text(i, src)).unwrap_or("").to_string(),
+                        ParamKind::Normal,
+                        false,
+                    ),
                 }
             }
             "default_parameter" | "typed_default_parameter" => (
-                p.child_by_field_name("name").map(|n| text(n, src)).unwrap_or("").to_string(),
+                p.child_by_field_name("name")
+                    .map(|n| text(n, src))
+                    .unwrap_or("")
+                    .to_string(),
                 ParamKind::Normal,
                 true,
             ),

@@ -1,0 +1,217 @@
+//! The impact report, the PR-head overlay, the arity check, incremental
+//! re-indexing and the stored form, on the storefront fixture and on the
+//! test project.
+
+mod common;
+
+use common::*;
+use quorum_core::FileDiff;
+use quorum_core::diff::parse_unified;
+use quorum_graph::impact::ChangeKind;
+use quorum_graph::{ImpactOptions, blob, build, impact, overlay};
+
+/// The unified diff of one file, as git writes it.
+fn diff(path: &str, old: &str, new: &str) -> Vec<FileDiff> {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::write(&a, old).unwrap();
+    std::fs::write(&b, new).unwrap();
+    let out = std::process::Command::new("git")
+        .args(["diff", "--no-index", "--no-color", "-U3"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let body = text.split_once("\n@@").map(|(_, rest)| format!("@@{rest}")).unwrap();
+    let patch = format!("diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n{body}");
+    let (diffs, errors) = parse_unified(&patch);
+    assert!(errors.is_empty(), "{errors:?}");
+    diffs
+}
+
+fn storefront_with(path: &str, find: &str, replace: &str) -> (quorum_graph::Graph, quorum_graph::Graph, Vec<FileDiff>) {
+    let tree = read_tree(&storefront());
+    let (base, _) = build(tree.clone(), None);
+    let old = tree.iter().find(|(p, _)| p == path).unwrap().1.clone();
+    assert_eq!(old.matches(find).count(), 1);
+    let new = old.replace(find, replace);
+    let (head, stats) = overlay(&base, &[(path.to_string(), Some(new.clone()))]);
+    assert_eq!(stats.parsed, 1, "the overlay parses only the changed file");
+    (base, head, diff(path, &old, &new))
+}
+
+#[test]
+fn a_new_required_parameter_reports_the_broken_caller_in_an_untouched_file() {
+    let (base, head, diffs) = storefront_with(
+        "shop/pricing.py",
+        "def compute_tax(amount_cents: int, region: str) -> int:",
+        "def compute_tax(amount_cents: int, region: str, rates: dict) -> int:",
+    );
+    let report = impact(&base, &head, &diffs, ImpactOptions::default());
+    let c = report
+        .changed
+        .iter()
+        .find(|c| c.qname == "shop.pricing.compute_tax")
+        .unwrap();
+    assert_eq!(c.change, ChangeKind::Modified);
+    assert_eq!(
+        c.signature,
+        Some(("(amount_cents, region)".into(), "(amount_cents, region, rates)".into()))
+    );
+    let broken: Vec<(&str, u32)> = c.broken_calls.iter().map(|b| (b.path.as_str(), b.line)).collect();
+    assert!(broken.contains(&("shop/checkout.py", 69)), "{broken:?}");
+    assert!(broken.contains(&("shop/pricing.py", 77)), "{broken:?}");
+    assert!(c.broken_calls.iter().all(|b| b.problem.contains("`rates`")));
+    // Callers two hops out, and the tests that reach it.
+    assert!(
+        c.callers
+            .iter()
+            .any(|k| k.qname == "shop.checkout.checkout" && k.hops == 1)
+    );
+    assert!(c.callers.iter().any(|k| k.hops == 2), "{:?}", c.callers);
+    assert!(c.tests.iter().any(|t| t.starts_with("tests/test_pricing.py::")));
+    let text = report.render(2_000);
+    assert!(text.contains("BREAKS shop/checkout.py:69"), "{text}");
+}
+
+#[test]
+fn an_optional_parameter_breaks_nothing() {
+    let (base, head, diffs) = storefront_with(
+        "shop/pricing.py",
+        "def compute_tax(amount_cents: int, region: str) -> int:",
+        "def compute_tax(amount_cents: int, region: str, rates: dict | None = None) -> int:",
+    );
+    let report = impact(&base, &head, &diffs, ImpactOptions::default());
+    let c = report
+        .changed
+        .iter()
+        .find(|c| c.qname == "shop.pricing.compute_tax")
+        .unwrap();
+    assert!(c.signature.is_some());
+    assert!(c.broken_calls.is_empty(), "{:?}", c.broken_calls);
+}
+
+#[test]
+fn symbols_the_pr_adds_resolve_against_the_head_overlay() {
+    let (base, head, diffs) = storefront_with(
+        "shop/pricing.py",
+        "def compute_tax(amount_cents: int, region: str) -> int:",
+        "def tax_for(amount_cents: int) -> int:\n    return compute_tax(amount_cents, \"US-CA\")\n\n\ndef compute_tax(amount_cents: int, region: str) -> int:",
+    );
+    let report = impact(&base, &head, &diffs, ImpactOptions::default());
+    let added = report
+        .changed
+        .iter()
+        .find(|c| c.qname == "shop.pricing.tax_for")
+        .unwrap();
+    assert_eq!(added.change, ChangeKind::Added);
+    assert!(head.find("shop.pricing.tax_for").is_some() && base.find("shop.pricing.tax_for").is_none());
+}
+
+#[test]
+fn removing_a_function_reports_its_remaining_callers() {
+    let src = read_tree(&data("pyproj"));
+    let (base, _) = build(src.clone(), None);
+    let path = "app/core/engine.py";
+    let old = src.iter().find(|(p, _)| p == path).unwrap().1.clone();
+    let new = old.replace("    def helper(self):\n        return self.retries\n", "");
+    let (head, _) = overlay(&base, &[(path.into(), Some(new.clone()))]);
+    let report = impact(&base, &head, &diff(path, &old, &new), ImpactOptions::default());
+    let c = report
+        .changed
+        .iter()
+        .find(|c| c.qname.ends_with("Engine.helper"))
+        .unwrap();
+    assert_eq!(c.change, ChangeKind::Removed);
+    assert_eq!(c.broken_calls.len(), 1, "{:?}", c.broken_calls);
+    assert_eq!(c.broken_calls[0].line, 13);
+}
+
+#[test]
+fn method_signatures_are_checked_with_self_bound() {
+    let src = read_tree(&data("pyproj"));
+    let (base, _) = build(src.clone(), None);
+    let path = "app/core/engine.py";
+    let old = src.iter().find(|(p, _)| p == path).unwrap().1.clone();
+    let new = old.replace("def run_step(self, step):", "def run_step(self, step, budget):");
+    let (head, _) = overlay(&base, &[(path.into(), Some(new.clone()))]);
+    let report = impact(&base, &head, &diff(path, &old, &new), ImpactOptions::default());
+    let c = report
+        .changed
+        .iter()
+        .find(|c| c.qname.ends_with("Engine.run_step"))
+        .unwrap();
+    let sites: Vec<(&str, u32)> = c.broken_calls.iter().map(|b| (b.path.as_str(), b.line)).collect();
+    // `E("cli").run_step(1)` in an untouched file and the unittest call: both resolved through the class.
+    assert!(sites.contains(&("app/cli.py", 14)), "{sites:?}");
+    assert!(sites.contains(&("tests/test_engine.py", 12)), "{sites:?}");
+    // `engine.run_step(...)` on a local of unknown type is by name only: not judged.
+    assert!(!sites.contains(&("app/core/engine.py", 34)), "{sites:?}");
+    // A constructor change is checked at the class's call sites, without self.
+    let new = old.replace(
+        "def __init__(self, name, retries=3):",
+        "def __init__(self, name, retries, clock):",
+    );
+    let (head, _) = overlay(&base, &[(path.into(), Some(new.clone()))]);
+    let report = impact(&base, &head, &diff(path, &old, &new), ImpactOptions::default());
+    let c = report
+        .changed
+        .iter()
+        .find(|c| c.qname.ends_with("Engine.__init__"))
+        .unwrap();
+    let lines: Vec<u32> = c
+        .broken_calls
+        .iter()
+        .filter(|b| b.path == path)
+        .map(|b| b.line)
+        .collect();
+    assert_eq!(lines, [29], "{:?}", c.broken_calls);
+}
+
+#[test]
+fn incremental_reindex_parses_only_changed_files() {
+    let mut tree = read_tree(&storefront());
+    let (first, stats) = build(tree.clone(), None);
+    assert_eq!(stats.reused, 0);
+    let py = tree.iter().filter(|(p, _)| p.ends_with(".py")).count();
+    assert_eq!(stats.parsed, py);
+    let i = tree.iter().position(|(p, _)| p == "shop/utils.py").unwrap();
+    tree[i].1.push_str("\n\ndef added_later():\n    return 1\n");
+    let (second, stats) = build(tree, Some(&first));
+    assert_eq!((stats.parsed, stats.reused), (1, py - 1));
+    assert!(second.find("shop.utils.added_later").is_some());
+}
+
+#[test]
+fn blobs_round_trip_compressed_and_refuse_other_formats() {
+    let (g, _) = build(read_tree(&storefront()), None);
+    let bytes = blob::encode(&g);
+    let raw: usize = g.files().iter().map(|f| f.lines as usize * 30).sum();
+    assert!(bytes.len() < raw, "blob {} bytes", bytes.len());
+    let back = blob::decode(&bytes).unwrap();
+    assert_eq!(back.files(), g.files());
+    assert_eq!(back.edges(), g.edges());
+    assert!(matches!(blob::decode(b"nope"), Err(blob::BlobError::Magic)));
+    let mut other = bytes.clone();
+    other[3] = 99;
+    assert!(matches!(blob::decode(&other), Err(blob::BlobError::Format(99))));
+    let truncated = &bytes[..bytes.len() / 2];
+    assert!(matches!(blob::decode(truncated), Err(blob::BlobError::Corrupt(_))));
+}
+
+#[test]
+fn the_rendered_report_respects_its_token_budget() {
+    let (base, head, diffs) = storefront_with(
+        "shop/pricing.py",
+        "def compute_tax(amount_cents: int, region: str) -> int:",
+        "def compute_tax(amount_cents: int, region: str, rates: dict) -> int:",
+    );
+    let report = impact(&base, &head, &diffs, ImpactOptions { hops: 3, test_hops: 3 });
+    let full = report.render(10_000);
+    let small = report.render(60);
+    assert!(small.len() < full.len());
+    // What breaks is always kept; callers and tests give way.
+    assert!(small.contains("BREAKS shop/checkout.py:69"), "{small}");
+    assert!(small.contains("more lines omitted"), "{small}");
+}
