@@ -2,13 +2,17 @@
 //! `pr.review.requested` (fan-out without a router); replicas of one role
 //! split its partitions. Agents are stateless: they read the request from the
 //! message and publish one result per job on `review.agent.results`.
+//! What they see beyond the diff (head files, conventions, the impact
+//! report) comes from the shared [`ContextBuilder`]: graphs live in the
+//! store, so any replica can review any job.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
+use quorum_context::ContextBuilder;
 use quorum_core::{AgentRole, AgentStatus};
-use quorum_engine::{Engine, ReviewInput, offline_engine};
+use quorum_engine::{Engine, ReviewContext, ReviewInput, offline_engine};
 use quorum_events::{AgentResult, ConsumerGroup, ReviewRequested, SCHEMA_VERSION};
 use quorum_runtime::{
     CancellationToken, Delivery, Handler, HandlerError, Metrics, OutMessage, RuntimeError, ServiceContext,
@@ -25,13 +29,17 @@ pub struct AgentConfig {
 /// Reviews one request with the role's engine.
 pub struct AgentHandler {
     engine: Box<dyn Engine>,
+    context: Option<Arc<ContextBuilder>>,
     metrics: Metrics,
 }
 
 impl AgentHandler {
-    pub fn new(role: AgentRole, metrics: Metrics) -> Self {
+    /// `context` is `None` when the agent cannot read repositories: it then
+    /// reviews the diff alone.
+    pub fn new(role: AgentRole, context: Option<Arc<ContextBuilder>>, metrics: Metrics) -> Self {
         AgentHandler {
             engine: offline_engine(role),
+            context,
             metrics,
         }
     }
@@ -48,10 +56,19 @@ impl Handler for AgentHandler {
         }
         let started = Instant::now();
         let diffs = req.diffs();
+        let context = match &self.context {
+            Some(c) => c.for_request(req).await,
+            None => ReviewContext {
+                mode: req.policy.context_mode,
+                notes: vec!["no repository access: diff only".into()],
+                ..Default::default()
+            },
+        };
         let findings = self.engine.review(&ReviewInput {
             title: &req.title,
             body: &req.body,
             diffs: &diffs,
+            context: &context,
         });
         for f in &findings {
             self.metrics
@@ -77,10 +94,11 @@ impl Handler for AgentHandler {
 pub async fn start(
     config: AgentConfig,
     ctx: &ServiceContext,
+    context: Option<Arc<ContextBuilder>>,
     shutdown: CancellationToken,
 ) -> Result<ServiceHandle, RuntimeError> {
     let spec = WorkerSpec::for_group(ConsumerGroup::Agent(config.role));
-    let handler = Arc::new(AgentHandler::new(config.role, ctx.metrics.clone()));
+    let handler = Arc::new(AgentHandler::new(config.role, context, ctx.metrics.clone()));
     start_worker_service(ctx, spec, handler, config.http_addr, shutdown).await
 }
 
@@ -92,10 +110,16 @@ pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
     struct Args {
         #[command(flatten)]
         common: quorum_runtime::CommonArgs,
+        /// Local repositories the agent may read, `owner/name=/path,…`.
+        #[arg(long, env = "QUORUM_LOCAL_REPOS", default_value = "")]
+        local_repos: String,
     }
     let args = Args::parse();
     quorum_runtime::telemetry::init_logging(!args.common.text_logs);
     let ctx = ServiceContext::from_args(&args.common)?;
+    let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
+    let trees = Arc::new(quorum_scm::LocalRepos::parse(&args.local_repos)?);
+    let index = Arc::new(quorum_context::GraphIndex::new(store, trees));
     let shutdown = quorum_runtime::shutdown::on_signal();
     let handle = start(
         AgentConfig {
@@ -103,6 +127,7 @@ pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
             http_addr: args.common.http_addr,
         },
         &ctx,
+        Some(Arc::new(ContextBuilder::new(index))),
         shutdown,
     )
     .await?;

@@ -56,7 +56,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<BenchReport> {
     let wait = Duration::from_millis(args.fetch_wait_ms);
     let ctx = ServiceContext::embedded(|bus| bus.fetch_wait_max = wait)?;
     let store: Arc<dyn quorum_store::StateStore> = Arc::new(MemoryStore::new());
-    let mut repos = LocalRepos::new();
+    let repos = LocalRepos::new();
     repos.insert(DEMO_REPO, LocalGit::open(&repo.path)?);
     let secret = b"bench-secret".to_vec();
     let fleet = Fleet::start(

@@ -44,7 +44,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<Review> {
     let ctx = ServiceContext::embedded(|_| {})?;
     println!("▸ embedded Kafka broker at {}", ctx.bus.brokers);
     let store: Arc<dyn quorum_store::StateStore> = Arc::new(MemoryStore::new());
-    let mut repos = LocalRepos::new();
+    let repos = LocalRepos::new();
     repos.insert(DEMO_REPO, LocalGit::open(&repo.path)?);
     let secret = uuid::Uuid::new_v4().to_string().into_bytes();
     let shutdown = CancellationToken::new();

@@ -3,21 +3,21 @@
 //! critic, publisher) on the embedded broker, scored exactly as the case
 //! format says, per context mode.
 //!
-//! The offline engine does not read context yet (no code graph), so the
-//! three modes give the same findings today; the modes are carried and
-//! reported so the ablation is in place when the graph and model land.
+//! Each case's base is indexed first (the code graph, stored as a real PR's
+//! base would be by the indexer), and every mode is a `context_mode` on the
+//! job's policy, so the agents assemble exactly the context that mode allows.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use quorum_core::{Finding, JobPolicy, Provider};
+use quorum_core::{ContextMode, Finding, JobPolicy, Provider};
 use quorum_eval::score::{CaseScore, Reported, matches, resolve_expected, score_case, totals};
 use quorum_eval::{Case, build_case_repo, load_cases};
 use quorum_gateway::intake::{ChangeRequest, Intake};
 use quorum_runtime::{CancellationToken, ServiceContext};
-use quorum_scm::LocalGit;
+use quorum_scm::{LocalGit, LocalRepos};
 use quorum_store::MemoryStore;
 use serde::Serialize;
 
@@ -121,9 +121,11 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
     let ctx = ServiceContext::embedded(|bus| bus.fetch_wait_max = Duration::from_millis(10))?;
     let store: Arc<dyn quorum_store::StateStore> = Arc::new(MemoryStore::new());
     // The fleet's own gateway is unused here: each case is submitted through
-    // intake with its own repository as the change source.
+    // intake; its repository is registered under its own name so the agents
+    // can read it.
+    let repos = Arc::new(LocalRepos::new());
     let fleet = Fleet::start(
-        FleetOptions::local(ctx.clone(), store.clone(), Arc::new(quorum_scm::LocalRepos::new())),
+        FleetOptions::local(ctx.clone(), store.clone(), repos.clone()),
         CancellationToken::new(),
     )
     .await?;
@@ -149,23 +151,34 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                 continue;
             }
         };
-        let source = Arc::new(LocalGit::open(&repo.path)?);
-        let intake = Intake::new(store.clone(), ctx.producer.clone(), source);
+        let repo_name = format!("eval/{}", repo_slug(&case.id));
+        repos.insert(&repo_name, LocalGit::open(&repo.path)?);
+        let base_sha = LocalGit::open(&repo.path)?.resolve(&repo.base).await?;
+        fleet
+            .index
+            .ensure(&repo_name, &base_sha, None)
+            .await
+            .with_context(|| format!("indexing the base of case {}", case.id))?;
+        let intake = Intake::new(store.clone(), ctx.producer.clone(), repos.clone());
         for mode in &args.modes {
+            let context_mode: ContextMode = mode.parse().map_err(anyhow::Error::msg)?;
             for run in 0..args.repeat {
                 pr += 1;
                 let started = Instant::now();
                 let submitted = intake
                     .submit(ChangeRequest {
                         provider: Provider::Local,
-                        repo: "eval/fixture".into(),
+                        repo: repo_name.clone(),
                         number: pr,
                         title: case.title.clone(),
                         body: case.body.clone(),
                         author: "eval".into(),
                         base: repo.base.clone(),
                         head: repo.head.clone(),
-                        policy: JobPolicy::default(),
+                        policy: JobPolicy {
+                            context_mode,
+                            ..JobPolicy::default()
+                        },
                     })
                     .await?;
                 let review = wait_for_review(store.as_ref(), &submitted.job_id, Duration::from_secs(60)).await?;
@@ -212,6 +225,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                 });
             }
         }
+        repos.remove(&repo_name);
     }
     fleet.stop().await?;
     let modes = args.modes.iter().map(|m| summarise(m, &results, args.repeat)).collect();
@@ -228,6 +242,23 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
         crate::eval_report::check_baseline(path, &report)?;
     }
     Ok(report)
+}
+
+/// A case id as a repository name part (`owner/name` rules).
+fn repo_slug(id: &str) -> String {
+    let s: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(90)
+        .collect();
+    let s = s.trim_start_matches('-').to_string();
+    if s.is_empty() { "case".into() } else { s }
 }
 
 fn summarise(mode: &str, results: &[CaseResult], repeat: u32) -> ModeSummary {

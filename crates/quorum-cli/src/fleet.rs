@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use quorum_aggregator::AggregatorConfig;
+use quorum_context::{ContextBuilder, GraphIndex};
 use quorum_core::{AgentRole, Review, RunState};
 use quorum_gateway::GatewayConfig;
 use quorum_runtime::{CancellationToken, ServiceContext, ServiceHandle};
-use quorum_scm::{ChangeSource, LocalSink};
+use quorum_scm::{ChangeSource, LocalSink, TreeSource};
 use quorum_store::StateStore;
 
 /// What the fleet is started with.
@@ -19,6 +20,8 @@ pub struct FleetOptions {
     pub ctx: ServiceContext,
     pub store: Arc<dyn StateStore>,
     pub source: Arc<dyn ChangeSource>,
+    /// Where agents and the indexer read repository trees.
+    pub trees: Arc<dyn TreeSource>,
     pub gateway_addr: SocketAddr,
     pub webhook_secret: Vec<u8>,
     pub print_reviews: bool,
@@ -28,11 +31,12 @@ pub struct FleetOptions {
 impl FleetOptions {
     /// A fleet for one local run (demo, review, bench, eval): gateway on a
     /// free loopback port, a random webhook secret, reviews not printed.
-    pub fn local(ctx: ServiceContext, store: Arc<dyn StateStore>, source: Arc<dyn ChangeSource>) -> Self {
+    pub fn local<S: ChangeSource + TreeSource>(ctx: ServiceContext, store: Arc<dyn StateStore>, repos: Arc<S>) -> Self {
         FleetOptions {
             ctx,
             store,
-            source,
+            source: repos.clone(),
+            trees: repos,
             gateway_addr: LOOPBACK_ANY.parse().expect("valid address"),
             webhook_secret: uuid::Uuid::new_v4().to_string().into_bytes(),
             print_reviews: false,
@@ -46,6 +50,8 @@ pub struct Fleet {
     pub gateway: SocketAddr,
     pub ctx: ServiceContext,
     pub store: Arc<dyn StateStore>,
+    /// The graphs the agents and the indexer share.
+    pub index: Arc<GraphIndex>,
     pub handles: Vec<ServiceHandle>,
     pub shutdown: CancellationToken,
 }
@@ -69,9 +75,11 @@ impl Fleet {
         .context("starting the gateway")?;
         let gateway_addr = gateway.http_addr;
         handles.push(gateway);
+        let index = Arc::new(GraphIndex::new(store.clone(), opts.trees));
+        let context = Arc::new(ContextBuilder::new(index.clone()));
         for role in AgentRole::ALL {
             let cfg = quorum_agent::AgentConfig { role, http_addr: any };
-            handles.push(quorum_agent::start(cfg, &ctx, shutdown.clone()).await?);
+            handles.push(quorum_agent::start(cfg, &ctx, Some(context.clone()), shutdown.clone()).await?);
         }
         let mut agg = AggregatorConfig::new(any);
         agg.deadline = opts.aggregator_deadline;
@@ -80,11 +88,12 @@ impl Fleet {
         handles.push(quorum_critic::start(any, &ctx, store.clone(), shutdown.clone()).await?);
         let sink = Arc::new(LocalSink::new(store.clone(), opts.print_reviews));
         handles.push(quorum_publisher::start(any, &ctx, store.clone(), sink, shutdown.clone()).await?);
-        handles.push(quorum_indexer::start(any, &ctx, store.clone(), shutdown.clone()).await?);
+        handles.push(quorum_indexer::start(any, &ctx, store.clone(), index.clone(), shutdown.clone()).await?);
         Ok(Fleet {
             gateway: gateway_addr,
             ctx,
             store,
+            index,
             handles,
             shutdown,
         })

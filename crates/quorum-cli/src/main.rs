@@ -185,7 +185,8 @@ async fn main() -> anyhow::Result<()> {
                 FleetOptions {
                     ctx,
                     store,
-                    source,
+                    source: source.clone(),
+                    trees: source,
                     gateway_addr: args.gateway_addr,
                     webhook_secret: args.webhook_secret.into_bytes(),
                     print_reviews: true,

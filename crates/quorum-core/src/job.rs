@@ -137,6 +137,41 @@ impl FromStr for PublishMode {
     }
 }
 
+/// What agents see beyond the diff (F-EVAL-2's ablation axis).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextMode {
+    /// The diff alone.
+    DiffOnly,
+    /// The diff and the full head content of the changed files.
+    FullFiles,
+    /// The diff, the impact report from the code graph, and graph tools.
+    #[default]
+    GraphRag,
+}
+
+impl ContextMode {
+    pub const ALL: [ContextMode; 3] = [ContextMode::DiffOnly, ContextMode::FullFiles, ContextMode::GraphRag];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContextMode::DiffOnly => "diff_only",
+            ContextMode::FullFiles => "full_files",
+            ContextMode::GraphRag => "graph_rag",
+        }
+    }
+}
+
+impl FromStr for ContextMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ContextMode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| format!("context mode `{s}` must be one of diff_only, full_files, graph_rag"))
+    }
+}
+
 /// The parts of the repository policy that travel with a job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobPolicy {
@@ -144,6 +179,8 @@ pub struct JobPolicy {
     pub agents: Vec<AgentRole>,
     #[serde(default)]
     pub publish_mode: PublishMode,
+    #[serde(default)]
+    pub context_mode: ContextMode,
 }
 
 impl Default for JobPolicy {
@@ -151,6 +188,7 @@ impl Default for JobPolicy {
         JobPolicy {
             agents: AgentRole::ALL.to_vec(),
             publish_mode: PublishMode::Direct,
+            context_mode: ContextMode::GraphRag,
         }
     }
 }

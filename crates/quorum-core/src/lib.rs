@@ -10,5 +10,7 @@ pub mod review;
 
 pub use diff::{DiffLine, FileDiff, FileStatus, Hunk, LineKind};
 pub use finding::{Category, Evidence, Finding, Severity};
-pub use job::{AgentRole, AgentStatus, FileChange, JobPolicy, Provider, PublishMode, RepoRef, ReviewRequest, RunState};
+pub use job::{
+    AgentRole, AgentStatus, ContextMode, FileChange, JobPolicy, Provider, PublishMode, RepoRef, ReviewRequest, RunState,
+};
 pub use review::{Review, Verdict};

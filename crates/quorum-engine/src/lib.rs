@@ -13,12 +13,35 @@
 //! The model-backed engine (async-openai tool loop) comes later behind the
 //! same [`Engine`] seam.
 
+pub mod conventions;
+pub mod graph_checks;
 pub mod lang;
 pub mod offline;
 pub mod rules;
 pub mod static_rules;
 
-use quorum_core::{AgentRole, FileDiff, Finding};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use quorum_core::{AgentRole, ContextMode, FileDiff, Finding};
+use quorum_graph::ImpactReport;
+
+/// What the agents know beyond the diff, assembled once per job by the
+/// context layer according to the job's [`ContextMode`].
+#[derive(Debug, Default)]
+pub struct ReviewContext {
+    pub mode: ContextMode,
+    /// The impact report (graph_rag only).
+    pub impact: Option<ImpactReport>,
+    /// Head content of the changed files. Always loaded (conventions'
+    /// queries parse them); shown to a model only in `full_files` mode.
+    pub head_files: BTreeMap<String, String>,
+    /// The repository's `.quorum.yml` conventions, read at the base commit
+    /// so a PR cannot switch off the rules it is judged by.
+    pub conventions: Arc<conventions::Conventions>,
+    /// Why some context is missing (no graph, no config), for the review body.
+    pub notes: Vec<String>,
+}
 
 /// What a role's engine reviews.
 #[derive(Debug, Clone)]
@@ -26,6 +49,7 @@ pub struct ReviewInput<'a> {
     pub title: &'a str,
     pub body: &'a str,
     pub diffs: &'a [FileDiff],
+    pub context: &'a ReviewContext,
 }
 
 /// A reviewer of one role.

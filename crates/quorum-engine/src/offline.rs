@@ -33,6 +33,11 @@ impl Engine for OfflineEngine {
 
     fn review(&self, input: &ReviewInput<'_>) -> Vec<Finding> {
         let mut findings = rules::run_rules(&self.rules(), input.diffs, self.role);
+        if self.role == AgentRole::Reviewer
+            && let Some(report) = &input.context.impact
+        {
+            findings.extend(crate::graph_checks::check(report, input.diffs, self.role));
+        }
         if self.role == AgentRole::Tests {
             for (path, hit) in untested::check_change(input.diffs) {
                 findings.push(rules::to_finding(untested::meta(), &path, hit, self.role));

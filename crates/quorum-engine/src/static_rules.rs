@@ -28,7 +28,14 @@ impl Engine for StaticEngine {
         AgentRole::Static
     }
     fn review(&self, input: &ReviewInput<'_>) -> Vec<Finding> {
-        rules::run_rules(&rules(), input.diffs, AgentRole::Static)
+        let mut findings = rules::run_rules(&rules(), input.diffs, AgentRole::Static);
+        findings.extend(
+            input
+                .context
+                .conventions
+                .check(input.diffs, &input.context.head_files, AgentRole::Static),
+        );
+        findings
     }
 }
 

@@ -212,10 +212,9 @@ pub struct IndexRequested {
     #[serde(default = "v1")]
     pub schema_version: u32,
     pub repo: RepoRef,
+    /// A branch name or a commit id. A branch also moves the branch's graph
+    /// pointer, so the next build of that branch is incremental.
     pub git_ref: String,
-    /// A local checkout to index instead of cloning.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub local_path: Option<String>,
 }
 
 impl Payload for IndexRequested {
@@ -246,7 +245,6 @@ mod tests {
                 full_name: "o/r".into(),
             },
             git_ref: "main".into(),
-            local_path: None,
         }
     }
 

@@ -48,7 +48,7 @@ async fn setup() -> Setup {
 
     let ctx = ServiceContext::embedded(|_| {}).unwrap();
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
-    let mut repos = LocalRepos::new();
+    let repos = LocalRepos::new();
     repos.insert("Codertocat/Hello-World", LocalGit::open(repo.path()).unwrap());
     let stop = CancellationToken::new();
     let mut config = GatewayConfig::new("127.0.0.1:0".parse().unwrap(), SECRET);

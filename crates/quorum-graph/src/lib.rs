@@ -18,6 +18,7 @@ pub mod extract;
 pub mod impact;
 pub mod lang;
 pub mod model;
+pub mod query;
 mod render;
 mod resolve;
 pub mod signature;

@@ -1,31 +1,86 @@
-//! The indexer. For now it validates and records each index request (repo,
-//! ref, time) so operators can see what was asked; building the code graph
-//! and the hybrid index comes with their own issues. Idempotent: recording
-//! the same request twice leaves the same state.
+//! The indexer (F-IDX-1, F-IDX-2): consumes `repo.index.requested`, reads
+//! the repository at the ref, builds the code graph (incrementally from the
+//! branch's previous graph) and stores it for every reader. Idempotent per
+//! commit: a graph already stored is not rebuilt.
+//!
+//! Only repositories the indexer is configured with are read; a request
+//! names a repository, never a path, so a message cannot point the indexer
+//! at the filesystem.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use quorum_context::GraphIndex;
 use quorum_events::{ConsumerGroup, IndexRequested};
 use quorum_runtime::{
-    CancellationToken, Delivery, Handler, HandlerError, OutMessage, RuntimeError, ServiceContext, ServiceHandle,
-    WorkerSpec, now_ms, start_worker_service,
+    CancellationToken, Delivery, Handler, HandlerError, Metrics, OutMessage, RuntimeError, ServiceContext,
+    ServiceHandle, WorkerSpec, now_ms, start_worker_service,
 };
 use quorum_store::StateStore;
 
 struct IndexHandler {
     store: Arc<dyn StateStore>,
+    index: Arc<GraphIndex>,
+    metrics: Metrics,
+}
+
+/// A ref that is a full commit id rather than a branch.
+fn is_commit_id(r: &str) -> bool {
+    r.len() == 40 && r.chars().all(|c| c.is_ascii_hexdigit())
 }
 
 #[async_trait]
 impl Handler for IndexHandler {
     async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
         let req: IndexRequested = d.decode()?;
+        let repo = req.repo.full_name.as_str();
+        quorum_core::job::validate_repo_name(repo).map_err(HandlerError::invalid)?;
+        quorum_scm::validate_ref(&req.git_ref).map_err(HandlerError::invalid)?;
         self.store
-            .record_index_request(&req.repo.full_name, &req.git_ref, now_ms())
+            .record_index_request(repo, &req.git_ref, now_ms())
             .await
             .map_err(HandlerError::retryable)?;
-        tracing::info!(repo = %req.repo.full_name, git_ref = %req.git_ref, "index request recorded (graph building not implemented yet)");
+        let classify = |e: quorum_context::ContextError| {
+            if e.is_invalid() {
+                HandlerError::invalid(e)
+            } else {
+                HandlerError::retryable(e)
+            }
+        };
+        let commit = self
+            .index
+            .trees()
+            .resolve(repo, &req.git_ref)
+            .await
+            .map_err(|e| classify(e.into()))?;
+        let branch = req.git_ref.strip_prefix("refs/heads/").unwrap_or(&req.git_ref);
+        let branch = (!is_commit_id(branch)).then_some(branch);
+        let (_, outcome) = self.index.ensure(repo, &commit, branch).await.map_err(classify)?;
+        let label = match (&outcome.stats, &outcome.incremental_from) {
+            (None, _) => "loaded",
+            (Some(_), Some(_)) => "incremental",
+            (Some(_), None) => "built",
+        };
+        self.metrics.index_builds.with_label_values(&[label]).inc();
+        if let Some(stats) = &outcome.stats {
+            self.metrics
+                .index_files
+                .with_label_values(&["parsed"])
+                .inc_by(stats.parsed as u64);
+            self.metrics
+                .index_files
+                .with_label_values(&["reused"])
+                .inc_by(stats.reused as u64);
+            self.metrics
+                .index_duration
+                .with_label_values(&["read_tree"])
+                .observe(outcome.read_tree_ms as f64 / 1000.0);
+            self.metrics
+                .index_duration
+                .with_label_values(&["build"])
+                .observe(outcome.build_ms as f64 / 1000.0);
+        }
+        tracing::info!(repo, git_ref = %req.git_ref, commit = %commit, outcome = label, "indexed");
         Ok(vec![])
     }
 }
@@ -34,8 +89,14 @@ pub async fn start(
     http_addr: std::net::SocketAddr,
     ctx: &ServiceContext,
     store: Arc<dyn StateStore>,
+    index: Arc<GraphIndex>,
     shutdown: CancellationToken,
 ) -> Result<ServiceHandle, RuntimeError> {
     let spec = WorkerSpec::for_group(ConsumerGroup::Indexer);
-    start_worker_service(ctx, spec, Arc::new(IndexHandler { store }), http_addr, shutdown).await
+    let handler = Arc::new(IndexHandler {
+        store,
+        index,
+        metrics: ctx.metrics.clone(),
+    });
+    start_worker_service(ctx, spec, handler, http_addr, shutdown).await
 }

@@ -1,12 +1,17 @@
 //! The `indexer` binary.
 
+use std::sync::Arc;
+
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(about = "Consumes repo.index.requested")]
+#[command(about = "Consumes repo.index.requested and builds code graphs")]
 struct Args {
     #[command(flatten)]
     common: quorum_runtime::CommonArgs,
+    /// Repositories the indexer may read, `owner/name=/path,…`.
+    #[arg(long, env = "QUORUM_LOCAL_REPOS", default_value = "")]
+    local_repos: String,
 }
 
 #[tokio::main]
@@ -15,10 +20,13 @@ async fn main() -> anyhow::Result<()> {
     quorum_runtime::telemetry::init_logging(!args.common.text_logs);
     let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
+    let trees = Arc::new(quorum_scm::LocalRepos::parse(&args.local_repos)?);
+    let index = Arc::new(quorum_context::GraphIndex::new(store.clone(), trees));
     quorum_indexer::start(
         args.common.http_addr,
         &ctx,
         store,
+        index,
         quorum_runtime::shutdown::on_signal(),
     )
     .await?

@@ -25,6 +25,12 @@ pub struct Metrics {
     pub findings: IntCounterVec,
     /// `quorum_critic_decisions_total{decision=kept|rejected}`.
     pub critic_decisions: IntCounterVec,
+    /// `quorum_index_builds_total{outcome=built|incremental|loaded}`.
+    pub index_builds: IntCounterVec,
+    /// `quorum_index_files_total{kind=parsed|reused}`.
+    pub index_files: IntCounterVec,
+    /// `quorum_index_duration_seconds{stage=read_tree|build}`.
+    pub index_duration: HistogramVec,
 }
 
 impl Default for Metrics {
@@ -81,6 +87,22 @@ impl Metrics {
             &["decision"],
         )
         .expect("valid metric");
+        let index_builds = IntCounterVec::new(
+            Opts::new("quorum_index_builds_total", "Code-graph requests by outcome"),
+            &["outcome"],
+        )
+        .expect("valid metric");
+        let index_files = IntCounterVec::new(
+            Opts::new("quorum_index_files_total", "Files parsed or reused by graph builds"),
+            &["kind"],
+        )
+        .expect("valid metric");
+        let index_duration = HistogramVec::new(
+            HistogramOpts::new("quorum_index_duration_seconds", "Code-graph build stages")
+                .buckets(vec![0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0, 120.0]),
+            &["stage"],
+        )
+        .expect("valid metric");
         for c in [
             Box::new(bus_messages.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(handler_duration.clone()),
@@ -90,6 +112,9 @@ impl Metrics {
             Box::new(webhook_to_review.clone()),
             Box::new(findings.clone()),
             Box::new(critic_decisions.clone()),
+            Box::new(index_builds.clone()),
+            Box::new(index_files.clone()),
+            Box::new(index_duration.clone()),
         ] {
             registry.register(c).expect("metric names are unique");
         }
@@ -103,6 +128,9 @@ impl Metrics {
             webhook_to_review,
             findings,
             critic_decisions,
+            index_builds,
+            index_files,
+            index_duration,
         }
     }
 

@@ -46,6 +46,10 @@ impl LocalGit {
         })
     }
 
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     async fn git(&self, args: &[&str]) -> Result<String, ScmError> {
         let out = Command::new("git")
             .arg("-C")
@@ -108,9 +112,11 @@ impl ChangeSource for LocalGit {
 
 /// Local repositories by `owner/name`: the gateway's change source when it
 /// runs without a GitHub token (the demo, the tests).
+/// Clones share one registry, so a repository added later (an eval case)
+/// is visible to every service holding it.
 #[derive(Debug, Clone, Default)]
 pub struct LocalRepos {
-    repos: BTreeMap<String, LocalGit>,
+    repos: std::sync::Arc<std::sync::RwLock<BTreeMap<String, LocalGit>>>,
 }
 
 impl LocalRepos {
@@ -118,13 +124,30 @@ impl LocalRepos {
         Self::default()
     }
 
-    pub fn insert(&mut self, name: &str, repo: LocalGit) {
-        self.repos.insert(name.to_string(), repo);
+    pub fn insert(&self, name: &str, repo: LocalGit) {
+        self.repos
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_string(), repo);
+    }
+
+    pub fn remove(&self, name: &str) {
+        self.repos.write().unwrap_or_else(|p| p.into_inner()).remove(name);
+    }
+
+    /// The repository configured as `name`.
+    pub fn get(&self, name: &str) -> Result<LocalGit, ScmError> {
+        self.repos
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ScmError::Invalid(format!("repository `{name}` is not configured")))
     }
 
     /// Parses `owner/name=/path,owner2/name2=/path2` (`QUORUM_LOCAL_REPOS`).
     pub fn parse(spec: &str) -> Result<Self, ScmError> {
-        let mut repos = LocalRepos::new();
+        let repos = LocalRepos::new();
         for entry in spec.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             let (name, path) = entry
                 .split_once('=')
@@ -139,11 +162,7 @@ impl LocalRepos {
 #[async_trait]
 impl ChangeSource for LocalRepos {
     async fn fetch_change(&self, repo: &str, number: u64, base: &str, head: &str) -> Result<Change, ScmError> {
-        let r = self
-            .repos
-            .get(repo)
-            .ok_or_else(|| ScmError::Invalid(format!("repository `{repo}` is not configured")))?;
-        r.fetch_change(repo, number, base, head).await
+        self.get(repo)?.fetch_change(repo, number, base, head).await
     }
 }
 

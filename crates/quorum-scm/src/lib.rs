@@ -9,9 +9,11 @@
 
 mod git;
 mod sink;
+mod tree;
 
 pub use git::{LocalGit, LocalRepos, validate_ref};
 pub use sink::{LocalSink, Posted, ReviewSink, SinkError};
+pub use tree::{MAX_FILE_BYTES, TreeSource, read_dir_tree, validate_path};
 
 use async_trait::async_trait;
 use quorum_core::FileChange;

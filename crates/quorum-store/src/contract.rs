@@ -54,6 +54,23 @@ pub async fn run_all(store: &dyn StateStore) {
     leases(store).await;
     deadlines(store).await;
     reviews_drafts_fingerprints(store).await;
+    graphs(store).await;
+}
+
+async fn graphs(store: &dyn StateStore) {
+    assert!(store.get_graph("o/r", "c1").await.unwrap().is_none());
+    // Binary-safe: every byte value survives.
+    let blob: Vec<u8> = (0..=255u8).chain([0, 0, 255]).collect();
+    store.put_graph("o/r", "c1", &blob).await.unwrap();
+    assert_eq!(store.get_graph("o/r", "c1").await.unwrap(), Some(blob));
+    assert!(store.get_graph("o/r", "c2").await.unwrap().is_none());
+    assert!(store.get_graph("o/other", "c1").await.unwrap().is_none());
+    assert!(store.branch_graph("o/r", "main").await.unwrap().is_none());
+    store.set_branch_graph("o/r", "main", "c1").await.unwrap();
+    store.set_branch_graph("o/r", "main", "c2").await.unwrap();
+    store.set_branch_graph("o/r", "dev", "c1").await.unwrap();
+    assert_eq!(store.branch_graph("o/r", "main").await.unwrap().as_deref(), Some("c2"));
+    assert_eq!(store.branch_graph("o/r", "dev").await.unwrap().as_deref(), Some("c1"));
 }
 
 /// Concurrent claims of one key: exactly one wins, on any store.

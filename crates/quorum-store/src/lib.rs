@@ -99,4 +99,13 @@ pub trait StateStore: Send + Sync + 'static {
     /// Records that a repo was asked to be indexed at a ref.
     async fn record_index_request(&self, repo: &str, git_ref: &str, at_ms: u64) -> Result<()>;
     async fn last_index_request(&self, repo: &str) -> Result<Option<(String, u64)>>;
+
+    /// The code-graph blob of `repo` at `commit` (F-IDX-2). Blobs are
+    /// immutable per commit, so a second put of the same commit is harmless.
+    async fn put_graph(&self, repo: &str, commit: &str, blob: &[u8]) -> Result<()>;
+    async fn get_graph(&self, repo: &str, commit: &str) -> Result<Option<Vec<u8>>>;
+    /// The latest indexed commit of a branch, so an incremental build knows
+    /// which graph to start from.
+    async fn set_branch_graph(&self, repo: &str, branch: &str, commit: &str) -> Result<()>;
+    async fn branch_graph(&self, repo: &str, branch: &str) -> Result<Option<String>>;
 }

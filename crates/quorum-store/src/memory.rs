@@ -23,6 +23,8 @@ struct Inner {
     drafts: HashMap<String, String>,
     fingerprints: HashMap<String, Vec<String>>,
     index_requests: HashMap<String, (String, u64)>,
+    graphs: HashMap<(String, String), Vec<u8>>,
+    branch_graphs: HashMap<(String, String), String>,
 }
 
 /// A store in a mutex: each operation is atomic, like its Redis counterpart.
@@ -242,6 +244,26 @@ impl StateStore for MemoryStore {
 
     async fn last_index_request(&self, repo: &str) -> Result<Option<(String, u64)>> {
         self.with(|s| s.index_requests.get(repo).cloned())
+    }
+
+    async fn put_graph(&self, repo: &str, commit: &str, blob: &[u8]) -> Result<()> {
+        self.with(|s| {
+            s.graphs.insert((repo.into(), commit.into()), blob.to_vec());
+        })
+    }
+
+    async fn get_graph(&self, repo: &str, commit: &str) -> Result<Option<Vec<u8>>> {
+        self.with(|s| s.graphs.get(&(repo.to_string(), commit.to_string())).cloned())
+    }
+
+    async fn set_branch_graph(&self, repo: &str, branch: &str, commit: &str) -> Result<()> {
+        self.with(|s| {
+            s.branch_graphs.insert((repo.into(), branch.into()), commit.into());
+        })
+    }
+
+    async fn branch_graph(&self, repo: &str, branch: &str) -> Result<Option<String>> {
+        self.with(|s| s.branch_graphs.get(&(repo.to_string(), branch.to_string())).cloned())
     }
 }
 

@@ -286,4 +286,22 @@ impl StateStore for RedisStore {
             _ => Ok(None),
         }
     }
+
+    async fn put_graph(&self, repo: &str, commit: &str, blob: &[u8]) -> Result<()> {
+        let _: () = self.c().set(self.k(&["graph", repo, commit]), blob).await?;
+        Ok(())
+    }
+
+    async fn get_graph(&self, repo: &str, commit: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.c().get(self.k(&["graph", repo, commit])).await?)
+    }
+
+    async fn set_branch_graph(&self, repo: &str, branch: &str, commit: &str) -> Result<()> {
+        let _: () = self.c().hset(self.k(&["graph-branches", repo]), branch, commit).await?;
+        Ok(())
+    }
+
+    async fn branch_graph(&self, repo: &str, branch: &str) -> Result<Option<String>> {
+        Ok(self.c().hget(self.k(&["graph-branches", repo]), branch).await?)
+    }
 }

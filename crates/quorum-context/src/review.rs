@@ -1,0 +1,90 @@
+//! One job's context, by mode. Never fails the job: what cannot be had
+//! (no repository access, no graph, an invalid `.quorum.yml`) becomes a note
+//! and the review goes on with less.
+
+use std::sync::Arc;
+
+use quorum_core::{ContextMode, FileStatus, ReviewRequest};
+use quorum_engine::ReviewContext;
+use quorum_engine::conventions::{self, CONFIG_PATH, Conventions};
+use quorum_graph::{ImpactOptions, impact, overlay};
+
+use crate::GraphIndex;
+
+pub struct ContextBuilder {
+    index: Arc<GraphIndex>,
+}
+
+impl ContextBuilder {
+    pub fn new(index: Arc<GraphIndex>) -> Self {
+        ContextBuilder { index }
+    }
+
+    pub fn index(&self) -> &Arc<GraphIndex> {
+        &self.index
+    }
+
+    pub async fn for_request(&self, req: &ReviewRequest) -> ReviewContext {
+        let repo = req.repo.full_name.as_str();
+        let trees = self.index.trees();
+        let mut ctx = ReviewContext {
+            mode: req.policy.context_mode,
+            ..Default::default()
+        };
+        match trees.read_file(repo, &req.base_sha, CONFIG_PATH).await {
+            Ok(Some(yaml)) => match conventions::parse(&yaml) {
+                Ok(c) => ctx.conventions = Arc::new(c),
+                Err(e) => ctx.notes.push(format!("conventions not applied: {e}")),
+            },
+            Ok(None) => ctx.conventions = Arc::new(Conventions::default()),
+            Err(e) => ctx.notes.push(format!("conventions not read: {e}")),
+        }
+        let mut changes = vec![];
+        for f in &req.files {
+            if f.status == FileStatus::Removed {
+                changes.push((f.path.clone(), None));
+                continue;
+            }
+            match trees.read_file(repo, &req.head_sha, &f.path).await {
+                Ok(Some(text)) => {
+                    ctx.head_files.insert(f.path.clone(), text.clone());
+                    changes.push((f.path.clone(), Some(text)));
+                }
+                Ok(None) => changes.push((f.path.clone(), None)),
+                Err(e) => {
+                    ctx.notes.push(format!("head of {} not read: {e}", f.path));
+                }
+            }
+            if let Some(old) = &f.old_path
+                && old != &f.path
+            {
+                changes.push((old.clone(), None));
+            }
+        }
+        if ctx.mode == ContextMode::GraphRag {
+            match self.index.ensure(repo, &req.base_sha, None).await {
+                Ok((base, _)) => {
+                    let diffs = req.diffs();
+                    let report = tokio::task::spawn_blocking(move || {
+                        let (head, _) = overlay(&base, &changes);
+                        impact(&base, &head, &diffs, ImpactOptions::default())
+                    })
+                    .await
+                    .expect("impact does not panic");
+                    ctx.impact = Some(report);
+                }
+                Err(e) => ctx
+                    .notes
+                    .push(format!("no code graph for {repo}@{}: {e}", short(&req.base_sha))),
+            }
+        }
+        for n in &ctx.notes {
+            tracing::warn!(job_id = %req.job_id, repo, note = %n, "context degraded");
+        }
+        ctx
+    }
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
+}

@@ -1,0 +1,92 @@
+//! Tree-sitter queries over one file, for repository conventions declared in
+//! `.quorum.yml` (`(float) @f` finds float literals in code, never in strings
+//! or comments, which a regex cannot promise).
+
+use tree_sitter::StreamingIterator;
+
+use crate::extract::parse;
+use crate::lang::Lang;
+
+/// A compiled query for one language.
+pub struct CodeQuery {
+    lang: Lang,
+    query: tree_sitter::Query,
+}
+
+impl std::fmt::Debug for CodeQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CodeQuery")
+            .field("lang", &self.lang)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CodeQuery {
+    /// Compiles `source`; the error names the row and column tree-sitter rejected.
+    pub fn compile(lang: Lang, source: &str) -> Result<CodeQuery, String> {
+        let query = tree_sitter::Query::new(&lang.grammar(), source).map_err(|e| {
+            format!(
+                "invalid {} query at row {}, column {}: {:?} error",
+                lang.as_str(),
+                e.row + 1,
+                e.column + 1,
+                e.kind
+            )
+        })?;
+        if query.capture_names().is_empty() {
+            return Err("query has no capture (add `@name` to the node to report)".into());
+        }
+        Ok(CodeQuery { lang, query })
+    }
+
+    pub fn lang(&self) -> Lang {
+        self.lang
+    }
+
+    /// 1-based lines where a capture starts, with the captured text (first line), in order, once per line.
+    pub fn matches(&self, src: &str) -> Vec<(u32, String)> {
+        let tree = parse(self.lang, src);
+        let mut cursor = tree_sitter::QueryCursor::new();
+        let mut captures = cursor.captures(&self.query, tree.root_node(), src.as_bytes());
+        let mut out: Vec<(u32, String)> = vec![];
+        while let Some((m, idx)) = captures.next() {
+            let node = m.captures[*idx].node;
+            let line = node.start_position().row as u32 + 1;
+            let text = node
+                .utf8_text(src.as_bytes())
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            out.push((line, text));
+        }
+        out.sort_by_key(|(l, _)| *l);
+        out.dedup_by_key(|(l, _)| *l);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_code_not_strings_and_applies_predicates() {
+        let q = CodeQuery::compile(Lang::Python, r#"[(float) @f ((identifier) @t (#eq? @t "float"))]"#).unwrap();
+        let src = "x = 1\ny = x / 100.0  # 2.5 in a comment\ns = \"3.5 in a string\"\ndef f(p: float) -> int:\n    return int(p)\n";
+        let lines: Vec<u32> = q.matches(src).into_iter().map(|(l, _)| l).collect();
+        assert_eq!(lines, [2, 4]);
+    }
+
+    #[test]
+    fn bad_queries_say_where() {
+        let e = CodeQuery::compile(Lang::Python, "(no_such_node) @x").unwrap_err();
+        assert!(e.contains("row 1"), "{e}");
+        assert!(
+            CodeQuery::compile(Lang::Python, "(float)")
+                .unwrap_err()
+                .contains("capture")
+        );
+    }
+}
