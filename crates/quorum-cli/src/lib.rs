@@ -2,9 +2,11 @@
 //! binary runs.
 
 pub mod bench;
+pub mod bench_index;
 pub mod demo;
 pub mod eval;
 pub mod eval_report;
 pub mod fleet;
+pub mod graph_cmd;
 pub mod review;
 pub mod webhook;

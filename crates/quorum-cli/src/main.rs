@@ -49,6 +49,12 @@ enum Command {
         #[arg(long, env = "KAFKA_BROKERS", global = true)]
         kafka_brokers: Option<String>,
     },
+    /// Benchmark the code graph on a pip-fetched sdist.
+    BenchIndex(quorum_cli::bench_index::BenchIndexArgs),
+    /// Build the code graph of a directory and print its stats.
+    Index(quorum_cli::graph_cmd::IndexArgs),
+    /// Print the impact report of a local git range.
+    Impact(quorum_cli::graph_cmd::ImpactArgs),
     /// Run the seeded-bug eval through the pipeline and score it.
     Eval(eval::EvalArgs),
     /// Publish a draft review (F-PUB-4).
@@ -173,6 +179,12 @@ async fn main() -> anyhow::Result<()> {
             quiet_logs();
             eval::run(args).await?;
         }
+        Command::BenchIndex(args) => {
+            let r = tokio::task::spawn_blocking(move || quorum_cli::bench_index::run(args)).await??;
+            println!("{}", serde_json::to_string_pretty(&r)?);
+        }
+        Command::Index(args) => quorum_cli::graph_cmd::index(args).await?,
+        Command::Impact(args) => quorum_cli::graph_cmd::impact_cmd(args).await?,
         Command::Approve(args) => decide(args, quorum_publisher::DraftDecision::Approve).await?,
         Command::Discard(args) => decide(args, quorum_publisher::DraftDecision::Discard).await?,
         Command::Up(args) => {

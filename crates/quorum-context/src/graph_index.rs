@@ -25,10 +25,13 @@ pub struct GraphOutcome {
     pub blob_bytes: usize,
 }
 
+/// (repo, commit) → decoded graph, most recent first.
+type Cache = Vec<((String, String), Arc<Graph>)>;
+
 pub struct GraphIndex {
     store: Arc<dyn StateStore>,
     trees: Arc<dyn TreeSource>,
-    cache: Mutex<Vec<((String, String), Arc<Graph>)>>,
+    cache: Mutex<Cache>,
 }
 
 impl GraphIndex {

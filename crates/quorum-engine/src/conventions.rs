@@ -307,6 +307,36 @@ conventions:
         assert!(c.check(&[d], &BTreeMap::new(), AgentRole::Static).is_empty());
     }
 
+    /// The storefront's shipped rules, on code that is not the storefront's.
+    #[test]
+    fn storefront_money_rule_on_other_code() {
+        let c = parse(include_str!("../../../storefront-fixture/.quorum.yml")).unwrap();
+        let head = "def invoice(total_cents: int, fee_rate: float) -> int:\n    gross = price * 1.2\n    w = weight_kg * 2.5\n    return float(balance)\n\n\ndef mean(ratings: list[float]) -> float:\n    return sum(ratings) / 2.0\n";
+        let patch = "@@ -0,0 +1,8 @@\n+def invoice(total_cents: int, fee_rate: float) -> int:\n+    gross = price * 1.2\n+    w = weight_kg * 2.5\n+    return float(balance)\n+\n+\n+def mean(ratings: list[float]) -> float:\n+    return sum(ratings) / 2.0\n";
+        let d = diff("shop/billing.py", patch);
+        let files = BTreeMap::from([("shop/billing.py".to_string(), head.to_string())]);
+        let lines: Vec<u32> = c
+            .check(&[d], &files, AgentRole::Static)
+            .iter()
+            .map(|f| f.line)
+            .collect();
+        // A float-typed rate, a price times a float, float() of a balance; not
+        // a weight, not ratings.
+        assert_eq!(lines, [1, 2, 4]);
+        let sql = diff(
+            "shop/report.py",
+            "@@ -1,1 +1,2 @@\n x = 1\n+rows = db.execute(\"SELECT id FROM orders\")\n",
+        );
+        let f = c.check(&[sql], &BTreeMap::new(), AgentRole::Static);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].rule.as_deref(), Some("convention:sql-only-in-repository"));
+        let allowed = diff(
+            "shop/repository.py",
+            "@@ -1,1 +1,2 @@\n x = 1\n+rows = db.execute(\"SELECT id FROM orders\")\n",
+        );
+        assert!(c.check(&[allowed], &BTreeMap::new(), AgentRole::Static).is_empty());
+    }
+
     #[test]
     fn bad_files_get_precise_errors() {
         let cases = [

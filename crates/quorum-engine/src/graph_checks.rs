@@ -128,3 +128,70 @@ fn anchor(c: &ChangedSymbol, diff: &FileDiff) -> Option<u32> {
 fn short(qname: &str) -> &str {
     qname.rsplit(['.', ':']).next().unwrap_or(qname)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quorum_core::FileStatus;
+    use quorum_core::diff::parse_file_patch;
+    use quorum_graph::{ImpactOptions, build, impact, overlay};
+
+    fn tree() -> Vec<(String, String)> {
+        vec![
+            ("lib/units.py".into(), "def convert(value, unit):\n    return value\n\n\ndef helper():\n    return 1\n".into()),
+            (
+                "app/report.py".into(),
+                "from lib.units import convert, helper\n\n\ndef render(x):\n    helper()\n    return convert(x, \"kg\")\n".into(),
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_required_parameter_is_reported_on_the_signature_with_the_untouched_caller() {
+        let (base, _) = build(tree(), None);
+        let new = "def convert(value, unit, precision):\n    return value\n\n\ndef helper():\n    return 1\n";
+        let (head, _) = overlay(&base, &[("lib/units.py".into(), Some(new.into()))]);
+        let patch =
+            "@@ -1,2 +1,2 @@\n-def convert(value, unit):\n+def convert(value, unit, precision):\n     return value\n";
+        let diffs = vec![parse_file_patch("lib/units.py", None, FileStatus::Modified, patch).0];
+        let report = impact(&base, &head, &diffs, ImpactOptions::default());
+        let f = check(&report, &diffs, AgentRole::Reviewer);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!((f[0].file.as_str(), f[0].line), ("lib/units.py", 1));
+        assert!(f[0].explanation.contains("app/report.py:6"), "{}", f[0].explanation);
+        assert!(f[0].explanation.contains("files this change does not touch"));
+        assert_eq!(f[0].evidence.len(), 1);
+    }
+
+    #[test]
+    fn removing_a_called_function_is_reported_and_a_compatible_change_is_not() {
+        let (base, _) = build(tree(), None);
+        let new = "def convert(value, unit):\n    return value\n";
+        let (head, _) = overlay(&base, &[("lib/units.py".into(), Some(new.into()))]);
+        let patch =
+            "@@ -1,6 +1,2 @@\n def convert(value, unit):\n     return value\n-\n-\n-def helper():\n-    return 1\n";
+        let diffs = vec![parse_file_patch("lib/units.py", None, FileStatus::Modified, patch).0];
+        let f = check(
+            &impact(&base, &head, &diffs, ImpactOptions::default()),
+            &diffs,
+            AgentRole::Reviewer,
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].rule.as_deref(), Some("graph:removed-but-called"));
+        assert!(f[0].explanation.contains("app/report.py:5"));
+
+        let new = "def convert(value, unit, precision=2):\n    return value\n\n\ndef helper():\n    return 1\n";
+        let (head, _) = overlay(&base, &[("lib/units.py".into(), Some(new.into()))]);
+        let patch =
+            "@@ -1,2 +1,2 @@\n-def convert(value, unit):\n+def convert(value, unit, precision=2):\n     return value\n";
+        let diffs = vec![parse_file_patch("lib/units.py", None, FileStatus::Modified, patch).0];
+        assert!(
+            check(
+                &impact(&base, &head, &diffs, ImpactOptions::default()),
+                &diffs,
+                AgentRole::Reviewer
+            )
+            .is_empty()
+        );
+    }
+}

@@ -31,12 +31,23 @@ pub fn build<I>(sources: I, previous: Option<&Graph>) -> (Graph, BuildStats)
 where
     I: IntoIterator<Item = (String, String)>,
 {
+    build_with_progress(sources.into_iter().collect(), previous, &mut |_, _| {})
+}
+
+/// [`build`], calling `progress(done, total)` after each file.
+pub fn build_with_progress(
+    sources: Vec<(String, String)>,
+    previous: Option<&Graph>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> (Graph, BuildStats) {
+    let total = sources.len();
     let old: HashMap<&str, &FileFacts> = previous
         .map(|g| g.files().iter().map(|f| (f.hash.as_str(), f)).collect())
         .unwrap_or_default();
     let mut stats = BuildStats::default();
     let mut files = vec![];
-    for (path, src) in sources {
+    for (i, (path, src)) in sources.into_iter().enumerate() {
+        progress(i + 1, total);
         let Some(lang) = Lang::detect(&path) else {
             stats.skipped += 1;
             continue;

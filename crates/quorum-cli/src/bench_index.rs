@@ -1,0 +1,238 @@
+//! `quorum bench-index`: the code graph on a real open-source Python
+//! codebase fetched with pip (an sdist, `click` by default). Reports lines/s
+//! for (a) tree-sitter parse only, (b) the full graph build (extraction and
+//! resolution), (c) an incremental re-index after one file changed, (d)
+//! impact-query latency p50/p99, and peak memory. Figures depend on the
+//! machine; they are recorded in `docs/benchmarks.md`, never asserted.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::Context;
+use quorum_core::{DiffLine, FileDiff, FileStatus, Hunk, LineKind};
+use quorum_graph::extract::parse;
+use quorum_graph::{ImpactOptions, Lang, SymbolKind, build, impact};
+use serde::Serialize;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchIndexArgs {
+    /// The PyPI project whose sdist is indexed.
+    #[arg(long, default_value = "click")]
+    pub package: String,
+    #[arg(long, default_value = "8.1.7")]
+    pub version: String,
+    /// Use this directory instead of fetching an sdist.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Timed repetitions of (a)-(c); the median is reported.
+    #[arg(long, default_value_t = 5)]
+    pub repeat: usize,
+    /// Impact queries to time (one per sampled function).
+    #[arg(long, default_value_t = 200)]
+    pub queries: usize,
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BenchIndexReport {
+    pub source: String,
+    pub files: usize,
+    pub lines: u64,
+    pub symbols: usize,
+    pub edges: usize,
+    pub parse_only_ms: f64,
+    pub parse_only_lines_per_s: f64,
+    pub full_build_ms: f64,
+    pub full_build_lines_per_s: f64,
+    /// Full build time over parse-only time.
+    pub build_over_parse: f64,
+    pub incremental_ms: f64,
+    pub incremental_parsed_files: usize,
+    pub impact_queries: usize,
+    pub impact_p50_ms: f64,
+    pub impact_p99_ms: f64,
+    pub blob_bytes: usize,
+    /// Peak resident set of the process (VmHWM).
+    pub peak_rss_mib: f64,
+    pub build_profile: &'static str,
+}
+
+fn fetch_sdist(package: &str, version: &str, into: &Path) -> anyhow::Result<PathBuf> {
+    let spec = format!("{package}=={version}");
+    let ok = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            &spec,
+            "-d",
+        ])
+        .arg(into)
+        .status()
+        .context("running pip")?
+        .success();
+    anyhow::ensure!(ok, "pip download {spec} failed");
+    let archive = std::fs::read_dir(into)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .context("pip saved no .tar.gz sdist")?;
+    let ok = Command::new("tar")
+        .arg("-xzf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(into)
+        .status()?
+        .success();
+    anyhow::ensure!(ok, "cannot unpack {}", archive.display());
+    Ok(into.join(format!("{package}-{version}")))
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[(((sorted.len() - 1) as f64) * p).round() as usize]
+}
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
+        })
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(0.0)
+}
+
+/// A one-line "edit" inside a symbol: enough for the impact query to start there.
+fn touch(path: &str, line: u32) -> FileDiff {
+    FileDiff {
+        path: path.into(),
+        old_path: None,
+        status: FileStatus::Modified,
+        binary: false,
+        hunks: vec![Hunk {
+            old_start: line,
+            old_len: 1,
+            new_start: line,
+            new_len: 1,
+            lines: vec![DiffLine {
+                kind: LineKind::Added,
+                old_line: None,
+                new_line: Some(line),
+                text: String::new(),
+            }],
+        }],
+    }
+}
+
+pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
+    anyhow::ensure!(
+        args.repeat > 0 && args.queries > 0,
+        "--repeat and --queries must be at least 1"
+    );
+    let tmp = tempfile::tempdir()?;
+    let (root, source) = match &args.dir {
+        Some(d) => (d.clone(), d.display().to_string()),
+        None => (
+            fetch_sdist(&args.package, &args.version, tmp.path())?,
+            format!("{}-{} sdist (PyPI)", args.package, args.version),
+        ),
+    };
+    let tree: Vec<(String, String)> = quorum_scm::read_dir_tree(&root)?
+        .into_iter()
+        .filter(|(p, _)| Lang::detect(p).is_some())
+        .collect();
+    anyhow::ensure!(!tree.is_empty(), "no indexable files under {}", root.display());
+    let lines: u64 = tree.iter().map(|(_, s)| s.lines().count() as u64).sum();
+    eprintln!("bench-index: {source}: {} files, {lines} lines", tree.len());
+
+    let parse_ms = median(
+        (0..args.repeat)
+            .map(|_| {
+                let t = Instant::now();
+                for (p, src) in &tree {
+                    std::hint::black_box(parse(Lang::detect(p).expect("filtered"), src));
+                }
+                t.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect(),
+    );
+    let mut graph = None;
+    let build_ms = median(
+        (0..args.repeat)
+            .map(|_| {
+                let t = Instant::now();
+                let (g, _) = build(tree.clone(), None);
+                let ms = t.elapsed().as_secs_f64() * 1000.0;
+                graph = Some(g);
+                ms
+            })
+            .collect(),
+    );
+    let graph = graph.expect("repeat >= 1");
+    // (c) one file edited: only it is parsed again.
+    let mut edited = tree.clone();
+    let i = edited.len() / 2;
+    edited[i].1.push_str("\n\ndef _bench_added():\n    return 1\n");
+    let mut parsed = 0;
+    let incremental_ms = median(
+        (0..args.repeat)
+            .map(|_| {
+                let t = Instant::now();
+                let (_, stats) = build(edited.clone(), Some(&graph));
+                parsed = stats.parsed;
+                t.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect(),
+    );
+    // (d) impact queries from functions spread over the codebase.
+    let functions: Vec<u32> = (0..graph.symbol_count() as u32)
+        .filter(|&id| matches!(graph.symbol(id).kind, SymbolKind::Function | SymbolKind::Method))
+        .collect();
+    anyhow::ensure!(!functions.is_empty(), "no functions to query");
+    let step = (functions.len() / args.queries).max(1);
+    let mut times = vec![];
+    for &id in functions.iter().step_by(step).take(args.queries) {
+        let s = graph.symbol(id);
+        let diff = [touch(s.path, s.start_line)];
+        let t = Instant::now();
+        std::hint::black_box(impact(&graph, &graph, &diff, ImpactOptions::default()).render(1500));
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    let report = BenchIndexReport {
+        source,
+        files: tree.len(),
+        lines,
+        symbols: graph.symbol_count(),
+        edges: graph.edges().len(),
+        parse_only_ms: parse_ms,
+        parse_only_lines_per_s: lines as f64 / (parse_ms / 1000.0),
+        full_build_ms: build_ms,
+        full_build_lines_per_s: lines as f64 / (build_ms / 1000.0),
+        build_over_parse: build_ms / parse_ms,
+        incremental_ms,
+        incremental_parsed_files: parsed,
+        impact_queries: times.len(),
+        impact_p50_ms: percentile(&times, 0.5),
+        impact_p99_ms: percentile(&times, 0.99),
+        blob_bytes: quorum_graph::blob::encode(&graph).len(),
+        peak_rss_mib: peak_rss_mib(),
+        build_profile: if cfg!(debug_assertions) { "debug" } else { "release" },
+    };
+    if let Some(out) = &args.out {
+        std::fs::write(out, serde_json::to_string_pretty(&report)? + "\n")?;
+    }
+    Ok(report)
+}

@@ -1,0 +1,169 @@
+//! The indexer against the embedded broker: a branch is indexed, a new
+//! commit is indexed incrementally (one file parsed), a repeat is a no-op,
+//! and requests it must not act on go to the DLQ with the reason.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quorum_context::GraphIndex;
+use quorum_core::{Provider, RepoRef};
+use quorum_events::{IndexRequested, SCHEMA_VERSION, Topic, headers};
+use quorum_runtime::{CancellationToken, ServiceContext};
+use quorum_scm::{LocalGit, LocalRepos};
+use quorum_store::{MemoryStore, StateStore};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn request(repo: &str, git_ref: &str) -> IndexRequested {
+    IndexRequested {
+        schema_version: SCHEMA_VERSION,
+        repo: RepoRef {
+            provider: Provider::Local,
+            full_name: repo.into(),
+        },
+        git_ref: git_ref.into(),
+    }
+}
+
+async fn wait_for_graph(store: &dyn StateStore, repo: &str, commit: &str) {
+    let start = Instant::now();
+    while store.get_graph(repo, commit).await.unwrap().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(60), "no graph for {commit}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn metric(text: &str, line_prefix: &str) -> u64 {
+    text.lines()
+        .find(|l| l.starts_with(line_prefix))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn indexes_branches_incrementally_and_dead_letters_what_it_must_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    std::fs::create_dir(d.join("pkg")).unwrap();
+    std::fs::write(
+        d.join("pkg/a.py"),
+        "def f(x):\n    return g(x)\n\n\ndef g(x):\n    return x\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("pkg/b.py"), "from .a import f\n\n\ndef h():\n    return f(1)\n").unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "one"]);
+    let first = git(d, &["rev-parse", "HEAD"]);
+
+    let ctx = ServiceContext::embedded(|_| {}).unwrap();
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    let repos = LocalRepos::new();
+    repos.insert("acme/shop", LocalGit::open(d).unwrap());
+    let index = Arc::new(GraphIndex::new(store.clone(), Arc::new(repos)));
+    let shutdown = CancellationToken::new();
+    let handle = quorum_indexer::start(
+        "127.0.0.1:0".parse().unwrap(),
+        &ctx,
+        store.clone(),
+        index.clone(),
+        shutdown.clone(),
+    )
+    .await
+    .unwrap();
+
+    ctx.producer.publish(&request("acme/shop", "main")).await.unwrap();
+    wait_for_graph(store.as_ref(), "acme/shop", &first).await;
+    assert_eq!(
+        store.branch_graph("acme/shop", "main").await.unwrap(),
+        Some(first.clone())
+    );
+    let g = index.load("acme/shop", &first).await.unwrap().unwrap();
+    let h = g.find("pkg.b.h").unwrap();
+    assert!(
+        g.outgoing(h)
+            .any(|e| e.to == quorum_graph::Target::Symbol(g.find("pkg.a.f").unwrap()))
+    );
+
+    // A second commit touches one of the two files.
+    std::fs::write(
+        d.join("pkg/a.py"),
+        "def f(x, y=0):\n    return g(x)\n\n\ndef g(x):\n    return x\n",
+    )
+    .unwrap();
+    git(d, &["commit", "-qam", "two"]);
+    let second = git(d, &["rev-parse", "HEAD"]);
+    ctx.producer
+        .publish(&request("acme/shop", "refs/heads/main"))
+        .await
+        .unwrap();
+    wait_for_graph(store.as_ref(), "acme/shop", &second).await;
+    assert_eq!(
+        store.branch_graph("acme/shop", "main").await.unwrap(),
+        Some(second.clone())
+    );
+
+    // Requests it must not act on: an unknown repository, an option-like
+    // ref, a repository name that is a path.
+    ctx.producer.publish(&request("acme/elsewhere", "main")).await.unwrap();
+    ctx.producer
+        .publish(&request("acme/shop", "--upload-pack=evil"))
+        .await
+        .unwrap();
+    ctx.producer.publish(&request("../../etc", "main")).await.unwrap();
+    // Indexing the same commit again is a no-op that loads the stored graph.
+    ctx.producer.publish(&request("acme/shop", &second)).await.unwrap();
+
+    let start = Instant::now();
+    let dlq = loop {
+        let dlq = quorum_runtime::inspect::read_topic(&ctx.bus, Topic::Dlq, Duration::from_millis(500))
+            .await
+            .unwrap();
+        let text = ctx.metrics.render();
+        if dlq.len() >= 3 && metric(&text, "quorum_index_builds_total{outcome=\"loaded\"}") >= 1 {
+            break dlq;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "dlq {} messages", dlq.len());
+    };
+    let reasons: Vec<String> = dlq.iter().filter_map(|m| m.header(headers::DLQ_ERROR)).collect();
+    assert!(
+        reasons.iter().any(|r| r.contains("`acme/elsewhere` is not configured")),
+        "{reasons:?}"
+    );
+    assert!(reasons.iter().any(|r| r.contains("--upload-pack")), "{reasons:?}");
+    assert!(reasons.iter().any(|r| r.contains("../../etc")), "{reasons:?}");
+
+    let text = ctx.metrics.render();
+    assert_eq!(
+        metric(&text, "quorum_index_builds_total{outcome=\"built\"}"),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, "quorum_index_builds_total{outcome=\"incremental\"}"),
+        1,
+        "{text}"
+    );
+    // Two files parsed for the first commit, one for the second.
+    assert_eq!(metric(&text, "quorum_index_files_total{kind=\"parsed\"}"), 3, "{text}");
+    assert_eq!(metric(&text, "quorum_index_files_total{kind=\"reused\"}"), 1, "{text}");
+    shutdown.cancel();
+    handle.wait().await.unwrap();
+}
