@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo test deps deps-test build lint unit fixture-tests eval eval-check bench clean-cache
+.PHONY: run demo test deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check bench bench-index clean-cache
 
 run: deps build
 	$(BIN)/quorum demo --fixture storefront-fixture --case $(CASE)
@@ -33,6 +33,17 @@ deps-test: deps
 	@command -v redis-server >/dev/null || { apt-get update -q >/dev/null 2>&1 || true; $(APT) redis-server; }
 	@python3 -c "import pytest, requests" 2>/dev/null || python3 -m pip install -q pytest requests
 
+# What the deploy checks use, each the real consumer of a deploy file (or
+# its published schema): kubectl (kustomize), Prometheus and promtool,
+# docker-compose 1.29 (parses without an engine), and from PyPI
+# kubernetes-validate, checkov, jsonschema, cel-python (the CRDs' CEL rules).
+PY_DEPLOY := kubernetes-validate==1.37.0 checkov==3.3.30 jsonschema==4.26.0 cel-python==0.5.0 pyyaml==6.0.3
+deps-deploy:
+	@command -v kubectl >/dev/null || { apt-get update -q >/dev/null 2>&1 || true; $(APT) kubectl; }
+	@command -v prometheus >/dev/null && command -v promtool >/dev/null || { apt-get update -q >/dev/null 2>&1 || true; $(APT) prometheus; }
+	@command -v docker-compose >/dev/null || { apt-get update -q >/dev/null 2>&1 || true; $(APT) docker-compose; }
+	@python3 -c "import kubernetes_validate, jsonschema, celpy, yaml" 2>/dev/null && command -v checkov >/dev/null || python3 -m pip install -q $(PY_DEPLOY)
+
 build:
 	cargo build --workspace --bins
 
@@ -50,6 +61,12 @@ unit: build
 fixture-tests:
 	cd storefront-fixture && python3 -m pytest -q -p no:cacheprovider
 
+# k8s/, deploy/ and the dashboard against their real consumers, and proof
+# that each check fails on a deliberately broken copy.
+deploy-check: deps-deploy
+	python3 deploy/check.py
+	python3 -m pytest -q -p no:cacheprovider deploy/tests
+
 # The seeded-bug eval through the real pipeline, three context modes.
 eval: deps build
 	$(BIN)/quorum eval --fixture storefront-fixture --cases storefront-fixture/cases --out eval/results
@@ -59,11 +76,16 @@ eval: deps build
 eval-check: build
 	$(BIN)/quorum eval --fixture storefront-fixture --out $${TMPDIR:-/tmp}/quorum-eval --baseline eval/baseline.json
 
-test: deps-test lint unit fixture-tests eval-check
+test: deps-test deps-deploy lint unit fixture-tests deploy-check eval-check
 
 bench: deps build
 	$(BIN)/quorum bench --reviews 100 --fetch-wait-ms 10 --out docs/bench-fetch10.json
 	$(BIN)/quorum bench --reviews 100 --fetch-wait-ms 100 --out docs/bench-fetch100.json
+
+# The code-graph benchmark on a pip-fetched sdist, in a release build.
+bench-index: deps
+	cargo build --release -p quorum-cli --bin quorum
+	$(CARGO_TARGET_DIR)/release/quorum bench-index --out docs/bench-index.json
 
 clean-cache:
 	rm -rf $(CARGO_TARGET_DIR)

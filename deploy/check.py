@@ -1,0 +1,401 @@
+#!/usr/bin/env python3
+"""Validates every deploy file against what its real consumer checks.
+
+- k8s/: `kubectl kustomize` renders both overlays; core kinds validate against
+  strict Kubernetes schemas (kubernetes-validate); Strimzi and KEDA objects
+  against their CRDs' OpenAPI schemas (unknown fields rejected, as
+  `kubectl --validate=strict` does) including the CRDs' CEL rules; then
+  cross-checks (ScaledObject targets, replicas vs partitions, PDBs,
+  NetworkPolicies, pod security, secrets, grace periods, prod replication).
+- deploy/docker-compose.yml: `docker-compose config -q` and the compose-spec schema.
+- deploy/grafana/: the dashboard against Grafana's dashboard schema, each query
+  against the Prometheus query schema; the datasource it names is provisioned.
+- deploy/prometheus/prometheus.yml: `promtool check config`.
+- checkov over k8s/ and the Dockerfile: no failed check without a justified skip.
+
+Usage: deploy/check.py [--root DIR] [--schemas DIR] [--skip-checkov]
+Exit status 1 with one line per problem when anything fails.
+"""
+
+import argparse
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import kubernetes_validate
+import yaml
+
+K8S_VERSION = "1.33"
+AGENT_ROLES = ["static", "reviewer", "security", "tests"]
+#: A review may take until the aggregator's deadline; agents must be allowed to finish it.
+REVIEW_DEADLINE_S = 300
+
+
+def render(overlay: Path) -> list:
+    out = subprocess.run(["kubectl", "kustomize", str(overlay)], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"kubectl kustomize {overlay}: {out.stderr.strip()}")
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+def name_of(doc) -> str:
+    return f"{doc.get('kind')}/{doc.get('metadata', {}).get('name')}"
+
+
+# --- CRDs -----------------------------------------------------------------
+
+def load_crds(schemas: Path) -> dict:
+    """(group, version, kind) -> openAPIV3Schema."""
+    crds = {}
+    for f in sorted((schemas / "k8s-crds").glob("*.yaml")):
+        for doc in yaml.safe_load_all(f.read_text()):
+            if not doc or doc.get("kind") != "CustomResourceDefinition":
+                continue
+            spec = doc["spec"]
+            for v in spec["versions"]:
+                crds[(spec["group"], v["name"], spec["names"]["kind"])] = v["schema"]["openAPIV3Schema"]
+    return crds
+
+
+def to_jsonschema(node):
+    """OpenAPI v3 (structural, as CRDs use it) to JSON Schema, strict on unknown fields."""
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for k, v in node.items():
+        if k == "properties":
+            out[k] = {p: to_jsonschema(s) for p, s in v.items()}
+        elif k in ("items", "additionalProperties") and isinstance(v, dict):
+            out[k] = to_jsonschema(v)
+        elif k in ("allOf", "anyOf", "oneOf"):
+            out[k] = [to_jsonschema(s) for s in v]
+        elif k == "not":
+            out[k] = to_jsonschema(v)
+        elif k.startswith("x-kubernetes-") or k == "nullable":
+            continue
+        else:
+            out[k] = v
+    if node.get("x-kubernetes-int-or-string"):
+        out.pop("type", None)
+        out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+    if node.get("nullable") and "type" in out:
+        out["type"] = [out["type"], "null"]
+    if (
+        out.get("type") == "object"
+        and "properties" in out
+        and "additionalProperties" not in out
+        and not node.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        out["additionalProperties"] = False
+    return out
+
+
+def cel_errors(schema, value, path, errors):
+    """Evaluates every x-kubernetes-validations rule reachable in `value`."""
+    import celpy
+
+    if not isinstance(schema, dict) or value is None:
+        return
+    for rule in schema.get("x-kubernetes-validations", []):
+        env = celpy.Environment()
+        try:
+            prog = env.program(env.compile(rule["rule"]))
+            ok = prog.evaluate({"self": celpy.json_to_cel(value)})
+        except Exception as e:  # a rule that cannot evaluate is a failure, not a pass
+            errors.append(f"{path}: CEL rule `{rule['rule']}` did not evaluate: {e}")
+            continue
+        if not bool(ok):
+            errors.append(f"{path}: {rule.get('message', rule['rule'])}")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            sub = schema.get("properties", {}).get(k)
+            if sub is None and isinstance(schema.get("additionalProperties"), dict):
+                sub = schema["additionalProperties"]
+            cel_errors(sub, v, f"{path}.{k}", errors)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, v in enumerate(value):
+            cel_errors(schema["items"], v, f"{path}[{i}]", errors)
+
+
+def validate_objects(docs, crds, errors, where):
+    for doc in docs:
+        api = doc.get("apiVersion", "")
+        kind = doc.get("kind", "")
+        group, _, version = api.rpartition("/")
+        label = f"{where}: {name_of(doc)}"
+        if (group, version, kind) in crds:
+            raw = crds[(group, version, kind)]
+            body = copy.deepcopy(doc)
+            # metadata is validated by the API server's ObjectMeta, not the CRD.
+            schema = to_jsonschema(raw)
+            schema.setdefault("properties", {})["metadata"] = {"type": "object"}
+            for e in jsonschema.Draft7Validator(schema).iter_errors(body):
+                errors.append(f"{label}: {'.'.join(map(str, e.path)) or '<root>'}: {e.message[:300]}")
+            cel_errors(raw, doc, label, errors)
+        elif group.endswith("strimzi.io") or group == "keda.sh":
+            errors.append(f"{label}: no CRD for {api} {kind} in the schemas")
+        else:
+            try:
+                kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+            except kubernetes_validate.ValidationError as e:
+                path = ".".join(map(str, e.path)) if hasattr(e, "path") else ""
+                errors.append(f"{label}: {path}: {e.message if hasattr(e, 'message') else e}")
+            except kubernetes_validate.SchemaNotFoundError as e:
+                errors.append(f"{label}: no schema: {e}")
+
+
+# --- cross-checks ---------------------------------------------------------
+
+def selects(selector: dict, labels: dict) -> bool:
+    """A label selector (matchLabels only, as these manifests use) against labels."""
+    if selector is None:
+        return False
+    match = selector.get("matchLabels", {})
+    if selector.get("matchExpressions"):
+        return False
+    return all(labels.get(k) == v for k, v in match.items())
+
+
+def cross_check(docs, errors, where, prod):
+    by_kind = {}
+    for d in docs:
+        by_kind.setdefault(d["kind"], []).append(d)
+    deployments = {d["metadata"]["name"]: d for d in by_kind.get("Deployment", [])}
+    topics = {
+        t["spec"].get("topicName", t["metadata"]["name"]): t for t in by_kind.get("KafkaTopic", [])
+    }
+    for so in by_kind.get("ScaledObject", []):
+        n = so["metadata"]["name"]
+        target = so["spec"]["scaleTargetRef"]["name"]
+        if target not in deployments:
+            errors.append(f"{where}: ScaledObject/{n} targets missing Deployment {target}")
+            continue
+        cmd = deployments[target]["spec"]["template"]["spec"]["containers"][0].get("command", [""])[0]
+        for trig in so["spec"].get("triggers", []):
+            if trig.get("type") != "kafka":
+                continue
+            md = trig["metadata"]
+            topic = topics.get(md.get("topic"))
+            if topic is None:
+                errors.append(f"{where}: ScaledObject/{n} scales on unknown topic {md.get('topic')}")
+            elif so["spec"].get("maxReplicaCount") != topic["spec"]["partitions"]:
+                errors.append(
+                    f"{where}: ScaledObject/{n} maxReplicaCount {so['spec'].get('maxReplicaCount')}"
+                    f" != {topic['spec']['partitions']} partitions of {md.get('topic')}"
+                )
+            if md.get("consumerGroup") != cmd:
+                errors.append(
+                    f"{where}: ScaledObject/{n} watches group {md.get('consumerGroup')} but {target} runs `{cmd}`"
+                )
+    for role in AGENT_ROLES:
+        if not any(so["spec"]["scaleTargetRef"]["name"] == f"quorum-agent-{role}" for so in by_kind.get("ScaledObject", [])):
+            errors.append(f"{where}: agent-{role} has no ScaledObject")
+    if not any(h["spec"]["scaleTargetRef"]["name"] == "quorum-gateway" for h in by_kind.get("HorizontalPodAutoscaler", [])):
+        errors.append(f"{where}: the gateway has no HorizontalPodAutoscaler")
+    policies = by_kind.get("NetworkPolicy", [])
+    if not any(
+        p["spec"].get("podSelector") == {}
+        and set(p["spec"].get("policyTypes", [])) == {"Ingress", "Egress"}
+        and not p["spec"].get("ingress")
+        and not p["spec"].get("egress")
+        for p in policies
+    ):
+        errors.append(f"{where}: no default-deny NetworkPolicy (empty podSelector, Ingress+Egress, no rules)")
+    for name, dep in deployments.items():
+        tpl = dep["spec"]["template"]
+        labels = tpl["metadata"].get("labels", {})
+        if not any(selects(p["spec"].get("selector"), labels) for p in by_kind.get("PodDisruptionBudget", [])):
+            errors.append(f"{where}: Deployment/{name} has no PodDisruptionBudget")
+        if not any(p["spec"].get("podSelector") and selects(p["spec"]["podSelector"], labels) for p in policies):
+            errors.append(f"{where}: Deployment/{name} is not covered by a NetworkPolicy")
+        pod = tpl["spec"]
+        psc = pod.get("securityContext", {})
+        if psc.get("runAsNonRoot") is not True:
+            errors.append(f"{where}: Deployment/{name}: pod must set runAsNonRoot: true")
+        if psc.get("seccompProfile", {}).get("type") != "RuntimeDefault":
+            errors.append(f"{where}: Deployment/{name}: pod seccompProfile must be RuntimeDefault")
+        for c in pod.get("containers", []) + pod.get("initContainers", []):
+            sc = c.get("securityContext", {})
+            if sc.get("readOnlyRootFilesystem") is not True:
+                errors.append(f"{where}: Deployment/{name}/{c['name']}: readOnlyRootFilesystem must be true")
+            if sc.get("allowPrivilegeEscalation") is not False:
+                errors.append(f"{where}: Deployment/{name}/{c['name']}: allowPrivilegeEscalation must be false")
+            if "ALL" not in sc.get("capabilities", {}).get("drop", []):
+                errors.append(f"{where}: Deployment/{name}/{c['name']}: capabilities must drop ALL")
+            for env in c.get("env", []):
+                secretish = any(w in env["name"].upper() for w in ("SECRET", "TOKEN", "PASSWORD", "API_KEY"))
+                if secretish and "value" in env:
+                    errors.append(f"{where}: Deployment/{name}: {env['name']} is inlined; reference a Secret")
+        grace = pod.get("terminationGracePeriodSeconds", 30)
+        cmd = pod["containers"][0].get("command", [""])[0]
+        if cmd.startswith("agent-") and grace < REVIEW_DEADLINE_S:
+            errors.append(
+                f"{where}: Deployment/{name}: terminationGracePeriodSeconds {grace} < {REVIEW_DEADLINE_S} (a review in hand must finish)"
+            )
+    for s in by_kind.get("Secret", []):
+        errors.append(f"{where}: Secret/{s['metadata']['name']} is inlined in the manifests; reference it instead")
+    for cm in by_kind.get("ConfigMap", []):
+        for k in cm.get("data", {}):
+            if any(w in k.upper() for w in ("SECRET", "TOKEN", "PASSWORD")):
+                errors.append(f"{where}: ConfigMap/{cm['metadata']['name']}: {k} looks like a secret")
+    if prod:
+        for pool in by_kind.get("KafkaNodePool", []):
+            if pool["spec"].get("replicas", 0) < 3:
+                errors.append(f"{where}: KafkaNodePool/{pool['metadata']['name']} needs 3 brokers in prod")
+        for t, topic in topics.items():
+            if topic["spec"].get("replicas") != 3:
+                errors.append(f"{where}: KafkaTopic {t}: replicas must be 3 in prod")
+            if int(topic["spec"].get("config", {}).get("min.insync.replicas", 0)) != 2:
+                errors.append(f"{where}: KafkaTopic {t}: min.insync.replicas must be 2 in prod")
+        ingresses = by_kind.get("Ingress", [])
+        if not any(i["spec"].get("tls") for i in ingresses):
+            errors.append(f"{where}: the gateway has no TLS Ingress in prod")
+    for t, topic in topics.items():
+        if topic["spec"].get("partitions") != 6:
+            errors.append(f"{where}: KafkaTopic {t}: 6 partitions expected")
+
+
+def check_k8s(root: Path, schemas: Path, errors: list):
+    crds = load_crds(schemas)
+    for overlay in ("dev", "prod"):
+        where = f"k8s/overlays/{overlay}"
+        try:
+            docs = render(root / "k8s" / "overlays" / overlay)
+        except RuntimeError as e:
+            errors.append(str(e))
+            continue
+        validate_objects(docs, crds, errors, where)
+        try:
+            cross_check(docs, errors, where, prod=overlay == "prod")
+        except (KeyError, TypeError, IndexError) as e:
+            errors.append(f"{where}: malformed object for cross-checks: {e!r}")
+
+
+# --- compose, grafana, prometheus, checkov ---------------------------------
+
+def check_compose(root: Path, schemas: Path, errors: list):
+    f = root / "deploy" / "docker-compose.yml"
+    env = dict(os.environ, GITHUB_WEBHOOK_SECRET="check")
+    out = subprocess.run(["docker-compose", "-f", str(f), "config", "-q"], capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        errors.append(f"deploy/docker-compose.yml: docker-compose config: {out.stderr.strip()[-500:]}")
+    doc = yaml.safe_load(f.read_text())
+    schema = json.loads((schemas / "compose" / "compose-spec.json").read_text())
+    for e in jsonschema.Draft7Validator(schema).iter_errors(doc):
+        errors.append(f"deploy/docker-compose.yml: {'.'.join(map(str, e.path))}: {e.message[:300]}")
+    services = doc.get("services", {}) if isinstance(doc, dict) else {}
+    for name, svc in services.items():
+        if "healthcheck" not in svc and not str(svc.get("image", "")).startswith("otel/"):
+            errors.append(f"deploy/docker-compose.yml: service {name} has no healthcheck")
+
+
+def dashboard_queries(dashboard: dict):
+    """(panel title, expr) of every query, rows included."""
+    out = []
+    def walk(panels):
+        for p in panels:
+            for t in p.get("targets", []):
+                out.append((p.get("title", "?"), t.get("expr", "")))
+            walk(p.get("panels", []))
+    walk(dashboard.get("panels", []))
+    return out
+
+
+def check_grafana(root: Path, schemas: Path, errors: list):
+    g = root / "deploy" / "grafana"
+    dash_schema = json.loads((schemas / "grafana" / "dashboard.jsonschema.json").read_text())
+    query_schema = json.loads((schemas / "grafana" / "prometheus.jsonschema.json").read_text())
+    uids = set()
+    for f in sorted((g / "provisioning" / "datasources").glob("*.yaml")):
+        for ds in yaml.safe_load(f.read_text()).get("datasources", []):
+            uids.add(ds.get("uid"))
+    dashboards = sorted((g / "dashboards").glob("*.json"))
+    if not dashboards:
+        errors.append("deploy/grafana/dashboards: no dashboard")
+    for f in dashboards:
+        where = f"deploy/grafana/dashboards/{f.name}"
+        try:
+            d = json.loads(f.read_text())
+        except json.JSONDecodeError as e:
+            errors.append(f"{where}: not JSON: {e}")
+            continue
+        for e in jsonschema.Draft7Validator(dash_schema).iter_errors(d):
+            errors.append(f"{where}: {'.'.join(map(str, e.path))}: {e.message[:300]}")
+        def walk(panels):
+            for p in panels:
+                for t in p.get("targets", []):
+                    for e in jsonschema.Draft7Validator(query_schema).iter_errors(t):
+                        errors.append(f"{where}: panel `{p.get('title')}` query {t.get('refId')}: {e.message[:200]}")
+                    if not t.get("expr", "").strip():
+                        errors.append(f"{where}: panel `{p.get('title')}` has an empty query")
+                ds = p.get("datasource")
+                if ds and ds.get("uid") not in uids:
+                    errors.append(f"{where}: panel `{p.get('title')}` uses datasource {ds.get('uid')} that is not provisioned")
+                walk(p.get("panels", []))
+        walk(d.get("panels", []))
+
+
+def check_prometheus(root: Path, errors: list):
+    f = root / "deploy" / "prometheus" / "prometheus.yml"
+    out = subprocess.run(["promtool", "check", "config", str(f)], capture_output=True, text=True)
+    if out.returncode != 0:
+        errors.append(f"deploy/prometheus/prometheus.yml: promtool: {(out.stdout + out.stderr).strip()[:500]}")
+
+
+def check_checkov(root: Path, errors: list):
+    for args, what in (
+        (["--framework", "kustomize", "-d", str(root / "k8s")], "k8s/"),
+        (["--framework", "dockerfile", "-f", str(root / "deploy" / "Dockerfile")], "deploy/Dockerfile"),
+    ):
+        out = subprocess.run(
+            ["checkov", "--quiet", "--compact", "--skip-download", "--output", "json", *args],
+            capture_output=True,
+            text=True,
+        )
+        try:
+            reports = json.loads(out.stdout or "[]")
+        except json.JSONDecodeError:
+            errors.append(f"checkov {what}: unreadable output: {(out.stdout + out.stderr)[:500]}")
+            continue
+        if isinstance(reports, dict):
+            reports = [reports]
+        scanned = 0
+        for r in reports:
+            results = r.get("results", {})
+            summary = r.get("summary", {})
+            scanned += summary.get("passed", 0) + summary.get("failed", 0) + summary.get("skipped", 0)
+            for c in results.get("failed_checks", []):
+                errors.append(f"checkov {what}: {c['check_id']} {c.get('check_name')} in {c.get('resource')} ({c.get('file_path')})")
+        if scanned == 0:
+            errors.append(f"checkov {what}: nothing was scanned ({(out.stderr or '').strip()[:300]})")
+
+
+def main() -> int:
+    here = Path(__file__).resolve().parent.parent
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", type=Path, default=here)
+    ap.add_argument("--schemas", type=Path, default=here.parent / "shared" / "schemas")
+    ap.add_argument("--skip-checkov", action="store_true")
+    a = ap.parse_args()
+    errors = []
+    check_k8s(a.root, a.schemas, errors)
+    check_compose(a.root, a.schemas, errors)
+    check_grafana(a.root, a.schemas, errors)
+    check_prometheus(a.root, errors)
+    if not a.skip_checkov:
+        check_checkov(a.root, errors)
+    for e in errors:
+        print(e)
+    if errors:
+        print(f"{len(errors)} problem(s)", file=sys.stderr)
+        return 1
+    print("deploy files valid: k8s (dev, prod), compose, grafana, prometheus" + ("" if a.skip_checkov else ", checkov"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

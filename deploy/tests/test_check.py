@@ -1,0 +1,193 @@
+"""Every check in deploy/check.py fails on a deliberately broken copy.
+
+Each test copies k8s/ and deploy/ to a temporary root, breaks one thing, runs
+the checker that owns it and asserts the problem is reported by name; the
+untouched copy must pass, so a check that cannot fail would show up here.
+"""
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+SCHEMAS = ROOT.parent / "shared" / "schemas"
+sys.path.insert(0, str(HERE.parent))
+
+import check  # noqa: E402
+
+
+@pytest.fixture
+def root(tmp_path):
+    for d in ("k8s", "deploy"):
+        shutil.copytree(ROOT / d, tmp_path / d)
+    return tmp_path
+
+
+def edit(path: Path, old: str, new: str, count: int = 1):
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, count))
+
+
+def k8s_errors(root):
+    errors = []
+    check.check_k8s(root, SCHEMAS, errors)
+    return errors
+
+
+def assert_reported(errors, pattern):
+    assert any(re.search(pattern, e) for e in errors), "\n".join(errors) or "no errors"
+
+
+def test_the_untouched_copy_passes(root):
+    errors = []
+    check.check_k8s(root, SCHEMAS, errors)
+    check.check_compose(root, SCHEMAS, errors)
+    check.check_grafana(root, SCHEMAS, errors)
+    check.check_prometheus(root, errors)
+    assert errors == []
+
+
+def test_kustomize_render_failure(root):
+    edit(root / "k8s/base/kustomization.yaml", "  - hpa.yaml", "  - missing.yaml")
+    assert_reported(k8s_errors(root), r"kubectl kustomize .*dev")
+
+
+def test_core_kinds_are_strict(root):
+    edit(root / "k8s/base/deployments.yaml", "  revisionHistoryLimit: 3", "  revisionHistoryLimit: 3\n  surpriseField: true")
+    assert_reported(k8s_errors(root), r"Deployment/quorum-gateway.*surpriseField")
+
+
+def test_crd_schema_rejects_unknown_fields_and_wrong_types(root):
+    edit(root / "k8s/base/kafka.yaml", "    version: 4.1.0", "    version: 4.1.0\n    bogus: 1")
+    edit(root / "k8s/base/topics.yaml", "  partitions: 6", '  partitions: "six"')
+    errors = k8s_errors(root)
+    assert_reported(errors, r"Kafka/quorum: spec.kafka: .*bogus")
+    assert_reported(errors, r"KafkaTopic/pr.review.requested: spec.partitions: 'six' is not of type 'integer'")
+
+
+def test_crd_cel_rules_are_evaluated(root):
+    edit(root / "k8s/base/scaledobjects.yaml", "  minReplicaCount: 1", "  minReplicaCount: 7")
+    assert_reported(k8s_errors(root), r"ScaledObject/quorum-agent-static.spec: minReplicaCount must be less than or equal to maxReplicaCount")
+
+
+def test_max_replicas_must_equal_partitions(root):
+    edit(root / "k8s/base/scaledobjects.yaml", "  maxReplicaCount: 6", "  maxReplicaCount: 4")
+    assert_reported(k8s_errors(root), r"ScaledObject/quorum-agent-static maxReplicaCount 4 != 6 partitions")
+
+
+def test_scaled_object_must_target_a_deployment_running_its_group(root):
+    edit(root / "k8s/base/scaledobjects.yaml", "    name: quorum-agent-tests", "    name: quorum-agent-nope")
+    edit(root / "k8s/base/scaledobjects.yaml", "consumerGroup: agent-reviewer", "consumerGroup: agent-static")
+    errors = k8s_errors(root)
+    assert_reported(errors, r"ScaledObject/quorum-agent-tests targets missing Deployment quorum-agent-nope")
+    assert_reported(errors, r"ScaledObject/quorum-agent-reviewer watches group agent-static")
+
+
+def test_every_deployment_needs_a_pdb_and_a_network_policy(root):
+    pdbs = root / "k8s/base/pdbs.yaml"
+    pdbs.write_text(pdbs.read_text().replace("name: quorum-critic", "name: quorum-critic-x").replace(
+        "app.kubernetes.io/name: quorum-critic\n", "app.kubernetes.io/name: quorum-nobody\n"))
+    nps = root / "k8s/base/networkpolicies.yaml"
+    nps.write_text(nps.read_text().replace("      app.kubernetes.io/name: quorum-indexer\n", "      app.kubernetes.io/name: quorum-nobody\n"))
+    errors = k8s_errors(root)
+    assert_reported(errors, r"Deployment/quorum-critic has no PodDisruptionBudget")
+    assert_reported(errors, r"Deployment/quorum-indexer is not covered by a NetworkPolicy")
+
+
+def test_default_deny_is_required(root):
+    edit(root / "k8s/base/networkpolicies.yaml", '  policyTypes: ["Ingress", "Egress"]\n---', '  policyTypes: ["Ingress"]\n---')
+    assert_reported(k8s_errors(root), r"no default-deny NetworkPolicy")
+
+
+def test_pod_security(root):
+    deps = root / "k8s/base/deployments.yaml"
+    deps.write_text(deps.read_text().replace("readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false", 1)
+                    .replace('drop: ["ALL"]', 'drop: ["NET_RAW"]', 1)
+                    .replace("type: RuntimeDefault", "type: Unconfined", 1))
+    errors = k8s_errors(root)
+    assert_reported(errors, r"Deployment/quorum-gateway/gateway: readOnlyRootFilesystem must be true")
+    assert_reported(errors, r"Deployment/quorum-gateway/gateway: capabilities must drop ALL")
+    assert_reported(errors, r"Deployment/quorum-gateway: pod seccompProfile must be RuntimeDefault")
+
+
+def test_secrets_are_referenced_never_inlined(root):
+    edit(root / "k8s/base/deployments.yaml", "            - name: HTTP_ADDR\n", "            - name: OPENAI_API_KEY\n              value: sk-live\n            - name: HTTP_ADDR\n")
+    (root / "k8s/base/secret.yaml").write_text("apiVersion: v1\nkind: Secret\nmetadata:\n  name: leaked\nstringData:\n  token: x\n")
+    edit(root / "k8s/base/kustomization.yaml", "  - hpa.yaml", "  - hpa.yaml\n  - secret.yaml")
+    errors = k8s_errors(root)
+    assert_reported(errors, r"OPENAI_API_KEY is inlined")
+    assert_reported(errors, r"Secret/leaked is inlined")
+
+
+def test_agents_get_a_grace_period_that_lets_a_review_finish(root):
+    edit(root / "k8s/base/deployments.yaml", "terminationGracePeriodSeconds: 330", "terminationGracePeriodSeconds: 30")
+    assert_reported(k8s_errors(root), r"Deployment/quorum-agent-static: terminationGracePeriodSeconds 30 < 300")
+
+
+def test_prod_replication_and_tls(root):
+    edit(root / "k8s/overlays/prod/kustomization.yaml", "        value: 3\n  - target:\n      kind: Kafka\n", "        value: 1\n  - target:\n      kind: Kafka\n")
+    edit(root / "k8s/overlays/prod/kustomization.yaml", "        path: /spec/config/min.insync.replicas\n        value: 2", "        path: /spec/config/min.insync.replicas\n        value: 1")
+    ing = root / "k8s/overlays/prod/ingress.yaml"
+    ing.write_text(re.sub(r"  tls:\n    - hosts:\n        - quorum.example.com\n      secretName: quorum-gateway-tls\n", "", ing.read_text()))
+    errors = k8s_errors(root)
+    assert_reported(errors, r"prod: KafkaNodePool/dual-role needs 3 brokers")
+    assert_reported(errors, r"prod: KafkaTopic review.dlq: min.insync.replicas must be 2")
+    assert_reported(errors, r"prod: the gateway has no TLS Ingress")
+
+
+def test_compose_is_parsed_and_schema_checked(root):
+    edit(root / "deploy/docker-compose.yml", "  redis:\n    image: redis:7.4.2-alpine", "  redis:\n    imagee: redis:7.4.2-alpine")
+    errors = []
+    check.check_compose(root, SCHEMAS, errors)
+    assert_reported(errors, r"docker-compose config")
+    assert_reported(errors, r"services.redis: 'imagee' does not match any of the regexes")
+
+
+def test_compose_services_need_health_checks(root):
+    f = root / "deploy/docker-compose.yml"
+    text = f.read_text()
+    start = text.index("\n  redis:\n")
+    end = text.index("\n\n", start + 1)
+    f.write_text(text[:start] + "\n  redis:\n    image: redis:7.4.2-alpine" + text[end:])
+    errors = []
+    check.check_compose(root, SCHEMAS, errors)
+    assert_reported(errors, r"service redis has no healthcheck")
+
+
+def test_dashboard_schema_queries_and_datasource(root):
+    f = root / "deploy/grafana/dashboards/quorum.json"
+    d = json.loads(f.read_text())
+    d["refreshh"] = "5s"
+    panel = next(p for p in d["panels"] if p["type"] != "row")
+    panel["datasource"] = {"type": "prometheus", "uid": "elsewhere"}
+    panel["targets"][0]["expr"] = " "
+    panel["targets"][0]["exemplar"] = "yes"
+    f.write_text(json.dumps(d))
+    errors = []
+    check.check_grafana(root, SCHEMAS, errors)
+    assert_reported(errors, r"Additional properties are not allowed \('refreshh'")
+    assert_reported(errors, r"uses datasource elsewhere that is not provisioned")
+    assert_reported(errors, r"has an empty query")
+    assert_reported(errors, r"'yes' is not of type 'boolean'")
+
+
+def test_prometheus_config_is_checked_by_promtool(root):
+    edit(root / "deploy/prometheus/prometheus.yml", "  scrape_interval: 5s", "  scrape_interval: often")
+    errors = []
+    check.check_prometheus(root, errors)
+    assert_reported(errors, r"promtool")
+
+
+def test_checkov_failures_are_reported(root):
+    edit(root / "k8s/base/deployments.yaml", "            privileged: false", "            privileged: true")
+    edit(root / "deploy/Dockerfile", "USER 10001:10001\n", "")
+    errors = []
+    check.check_checkov(root, errors)
+    assert_reported(errors, r"checkov k8s/: CKV_K8S_16")
+    assert_reported(errors, r"checkov deploy/Dockerfile: CKV_DOCKER_3")
