@@ -37,6 +37,22 @@ impl AgentHandler {
     /// `context` is `None` when the agent cannot read repositories: it then
     /// reviews the diff alone.
     pub fn new(role: AgentRole, context: Option<Arc<ContextBuilder>>, metrics: Metrics) -> Self {
+        // The offline engine makes no model or tool calls; its series exist
+        // at zero so dashboards show "none" rather than "no data".
+        let r = role.as_str();
+        for kind in quorum_runtime::metrics::TOKEN_KINDS {
+            metrics
+                .llm_tokens
+                .with_label_values(&[r, quorum_runtime::metrics::OFFLINE_MODEL, kind]);
+        }
+        for outcome in ["ok", "error"] {
+            metrics
+                .llm_calls
+                .with_label_values(&[r, quorum_runtime::metrics::OFFLINE_MODEL, outcome]);
+        }
+        for tool in quorum_runtime::metrics::TOOLS {
+            metrics.tool_calls.with_label_values(&[r, tool]);
+        }
         AgentHandler {
             engine: offline_engine(role),
             context,
@@ -70,6 +86,9 @@ impl Handler for AgentHandler {
             diffs: &diffs,
             context: &context,
         });
+        for (backend, secs) in &context.timings {
+            self.metrics.retrieval.with_label_values(&[backend]).observe(*secs);
+        }
         for f in &findings {
             self.metrics
                 .findings
@@ -86,6 +105,17 @@ impl Handler for AgentHandler {
             error: None,
             tokens: Default::default(),
         };
+        let model = quorum_runtime::metrics::OFFLINE_MODEL;
+        for (kind, n) in quorum_runtime::metrics::TOKEN_KINDS.into_iter().zip([
+            result.tokens.prompt,
+            result.tokens.cached_prompt,
+            result.tokens.completion,
+        ]) {
+            self.metrics
+                .llm_tokens
+                .with_label_values(&[role.as_str(), model, kind])
+                .inc_by(n);
+        }
         Ok(vec![OutMessage::of(&result)])
     }
 }

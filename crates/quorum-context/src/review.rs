@@ -27,6 +27,7 @@ impl ContextBuilder {
     pub async fn for_request(&self, req: &ReviewRequest) -> ReviewContext {
         let repo = req.repo.full_name.as_str();
         let trees = self.index.trees();
+        let tree_started = std::time::Instant::now();
         let mut ctx = ReviewContext {
             mode: req.policy.context_mode,
             ..Default::default()
@@ -61,7 +62,9 @@ impl ContextBuilder {
                 changes.push((old.clone(), None));
             }
         }
+        ctx.timings.push(("tree", tree_started.elapsed().as_secs_f64()));
         if ctx.mode == ContextMode::GraphRag {
+            let graph_started = std::time::Instant::now();
             match self.index.ensure(repo, &req.base_sha, None).await {
                 Ok((base, _)) => {
                     let diffs = req.diffs();
@@ -72,6 +75,7 @@ impl ContextBuilder {
                     .await
                     .expect("impact does not panic");
                     ctx.impact = Some(report);
+                    ctx.timings.push(("graph", graph_started.elapsed().as_secs_f64()));
                 }
                 Err(e) => ctx
                     .notes

@@ -41,6 +41,8 @@ pub struct ReviewContext {
     pub conventions: Arc<conventions::Conventions>,
     /// Why some context is missing (no graph, no config), for the review body.
     pub notes: Vec<String>,
+    /// Seconds spent per retrieval back-end (`graph`, `tree`), for metrics.
+    pub timings: Vec<(&'static str, f64)>,
 }
 
 /// What a role's engine reviews.

@@ -41,8 +41,10 @@ pub fn build_with_progress(
     progress: &mut dyn FnMut(usize, usize),
 ) -> (Graph, BuildStats) {
     let total = sources.len();
+    // By path: two files with the same content (empty `__init__.py`s) each
+    // keep their own facts.
     let old: HashMap<&str, &FileFacts> = previous
-        .map(|g| g.files().iter().map(|f| (f.hash.as_str(), f)).collect())
+        .map(|g| g.files().iter().map(|f| (f.path.as_str(), f)).collect())
         .unwrap_or_default();
     let mut stats = BuildStats::default();
     let mut files = vec![];
@@ -53,8 +55,8 @@ pub fn build_with_progress(
             continue;
         };
         let hash = content_hash(&src);
-        let facts = match old.get(hash.as_str()) {
-            Some(f) if f.path == path => {
+        let facts = match old.get(path.as_str()) {
+            Some(f) if f.hash == hash => {
                 stats.reused += 1;
                 (*f).clone()
             }

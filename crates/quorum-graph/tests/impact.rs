@@ -172,10 +172,15 @@ fn method_signatures_are_checked_with_self_bound() {
 #[test]
 fn incremental_reindex_parses_only_changed_files() {
     let mut tree = read_tree(&storefront());
-    let (first, stats) = build(tree.clone(), None);
+    let (_, stats) = build(tree.clone(), None);
     assert_eq!(stats.reused, 0);
     let py = tree.iter().filter(|(p, _)| p.ends_with(".py")).count();
     assert_eq!(stats.parsed, py);
+    // Two files with identical content (empty packages) must not confuse reuse.
+    tree.push(("shop/empty_a/__init__.py".into(), String::new()));
+    tree.push(("shop/empty_b/__init__.py".into(), String::new()));
+    let (first, _) = build(tree.clone(), None);
+    let py = py + 2;
     let i = tree.iter().position(|(p, _)| p == "shop/utils.py").unwrap();
     tree[i].1.push_str("\n\ndef added_later():\n    return 1\n");
     let (second, stats) = build(tree, Some(&first));

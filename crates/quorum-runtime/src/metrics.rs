@@ -31,7 +31,28 @@ pub struct Metrics {
     pub index_files: IntCounterVec,
     /// `quorum_index_duration_seconds{stage=read_tree|build}`.
     pub index_duration: HistogramVec,
+    /// `quorum_llm_tokens_total{role, model, kind=prompt|cached_prompt|completion}`.
+    pub llm_tokens: IntCounterVec,
+    /// `quorum_llm_calls_total{role, model, outcome=ok|error}`.
+    pub llm_calls: IntCounterVec,
+    /// `quorum_tool_calls_total{role, tool}`.
+    pub tool_calls: IntCounterVec,
+    /// `quorum_retrieval_seconds{backend=graph|tree|qdrant}`.
+    pub retrieval: HistogramVec,
 }
+
+/// The model label of the offline engine (no model, no tokens).
+pub const OFFLINE_MODEL: &str = "offline";
+/// Token kinds, as labelled.
+pub const TOKEN_KINDS: [&str; 3] = ["prompt", "cached_prompt", "completion"];
+/// The agents' tools (F-AG-2), as labelled.
+pub const TOOLS: [&str; 5] = [
+    "get_callers",
+    "find_tests",
+    "search_code",
+    "search_docs",
+    "read_snippet",
+];
 
 impl Default for Metrics {
     fn default() -> Self {
@@ -103,6 +124,27 @@ impl Metrics {
             &["stage"],
         )
         .expect("valid metric");
+        let llm_tokens = IntCounterVec::new(
+            Opts::new("quorum_llm_tokens_total", "LLM tokens by kind"),
+            &["role", "model", "kind"],
+        )
+        .expect("valid metric");
+        let llm_calls = IntCounterVec::new(
+            Opts::new("quorum_llm_calls_total", "LLM calls by outcome"),
+            &["role", "model", "outcome"],
+        )
+        .expect("valid metric");
+        let tool_calls = IntCounterVec::new(
+            Opts::new("quorum_tool_calls_total", "Agent tool calls by tool"),
+            &["role", "tool"],
+        )
+        .expect("valid metric");
+        let retrieval = HistogramVec::new(
+            HistogramOpts::new("quorum_retrieval_seconds", "Context retrieval latency by back-end")
+                .buckets(vec![0.0005, 0.002, 0.01, 0.05, 0.2, 1.0, 5.0]),
+            &["backend"],
+        )
+        .expect("valid metric");
         for c in [
             Box::new(bus_messages.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(handler_duration.clone()),
@@ -115,6 +157,10 @@ impl Metrics {
             Box::new(index_builds.clone()),
             Box::new(index_files.clone()),
             Box::new(index_duration.clone()),
+            Box::new(llm_tokens.clone()),
+            Box::new(llm_calls.clone()),
+            Box::new(tool_calls.clone()),
+            Box::new(retrieval.clone()),
         ] {
             registry.register(c).expect("metric names are unique");
         }
@@ -131,6 +177,10 @@ impl Metrics {
             index_builds,
             index_files,
             index_duration,
+            llm_tokens,
+            llm_calls,
+            tool_calls,
+            retrieval,
         }
     }
 
