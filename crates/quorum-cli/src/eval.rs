@@ -42,7 +42,14 @@ pub struct EvalArgs {
     /// Fail when precision < 1.0 or recall is below this file's `recall`.
     #[arg(long)]
     pub baseline: Option<PathBuf>,
+    /// USD per million tokens by model (`eval/prices.json`).
+    #[arg(long, default_value = "eval/prices.json")]
+    pub prices: PathBuf,
 }
+
+/// The model the agents ran with (priced through the table). Only the
+/// offline engine exists so far; a configured model comes with the LLM agents.
+const ENGINE_MODEL: &str = quorum_runtime::metrics::OFFLINE_MODEL;
 
 #[derive(Debug, Serialize)]
 pub struct CaseResult {
@@ -52,7 +59,8 @@ pub struct CaseResult {
     pub score: CaseScore,
     pub missed: Vec<String>,
     pub latency_ms: f64,
-    pub tokens: u64,
+    pub tokens: crate::prices::Tokens,
+    pub usd: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -116,6 +124,9 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
             MODES.join(", ")
         );
     }
+    let prices = crate::prices::PriceTable::load(&args.prices)?;
+    // Fail before the run, not after it, when the model has no price.
+    prices.cost(ENGINE_MODEL, Default::default())?;
     let cases_dir = args.cases.clone().unwrap_or_else(|| args.fixture.join("cases"));
     let loaded = load_cases(&cases_dir).with_context(|| format!("reading {}", cases_dir.display()))?;
     let ctx = ServiceContext::embedded(|bus| bus.fetch_wait_max = Duration::from_millis(10))?;
@@ -183,6 +194,13 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                     .await?;
                 let review = wait_for_review(store.as_ref(), &submitted.job_id, Duration::from_secs(60)).await?;
                 let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+                let mut tokens = crate::prices::Tokens::default();
+                for r in store.get_results(&submitted.job_id).await?.values() {
+                    tokens.prompt += r.tokens.prompt;
+                    tokens.cached_prompt += r.tokens.cached_prompt;
+                    tokens.completion += r.tokens.completion;
+                }
+                let usd = prices.cost(ENGINE_MODEL, tokens)?;
                 let kept: Vec<Reported> = review.kept.iter().map(reported).collect();
                 let rejected: Vec<Reported> = review.rejected.iter().map(|(f, _)| reported(f)).collect();
                 let score = match score_case(&case, &repo.path, &kept) {
@@ -221,7 +239,8 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                     score,
                     missed,
                     latency_ms,
-                    tokens: 0,
+                    tokens,
+                    usd,
                 });
             }
         }
@@ -290,8 +309,12 @@ fn summarise(mode: &str, results: &[CaseResult], repeat: u32) -> ModeSummary {
             .filter(|r| r.score.expected == 0)
             .map(|r| r.score.false_positives.len())
             .sum(),
-        tokens: mine.iter().map(|r| r.tokens).sum(),
-        usd_per_review: 0.0,
+        tokens: mine.iter().map(|r| r.tokens.total()).sum(),
+        usd_per_review: if mine.is_empty() {
+            0.0
+        } else {
+            mine.iter().map(|r| r.usd).sum::<f64>() / mine.len() as f64
+        },
         latency_p50_ms: lat.get(lat.len() / 2).copied().unwrap_or(0.0),
         latency_max_ms: lat.last().copied().unwrap_or(0.0),
         recall_spread: if per_run.is_empty() { 0.0 } else { spread },

@@ -8,5 +8,6 @@ pub mod eval;
 pub mod eval_report;
 pub mod fleet;
 pub mod graph_cmd;
+pub mod prices;
 pub mod review;
 pub mod webhook;

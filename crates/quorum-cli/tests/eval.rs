@@ -17,6 +17,7 @@ async fn runs_another_fixture_and_reports_invalid_cases_by_name() {
         repeat: 1,
         out: out.path().to_path_buf(),
         baseline: None,
+        prices: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../eval/prices.json"),
     })
     .await
     .unwrap();
