@@ -70,6 +70,10 @@ impl Handler for AgentHandler {
         if !req.policy.agents.contains(&role) {
             return Ok(vec![]);
         }
+        let span = tracing::Span::current();
+        span.record("repo", req.repo.full_name.as_str());
+        span.record("pr", req.number);
+        span.record("agent", role.as_str());
         let started = Instant::now();
         let diffs = req.diffs();
         let context = match &self.context {

@@ -133,7 +133,7 @@ impl Aggregator {
                 .await
                 .map_err(HandlerError::retryable)?;
         }
-        let tp = trace.map(trace::child_of).unwrap_or_else(trace::new_traceparent);
+        let tp = trace::outgoing(&tracing::Span::current(), trace);
         let msg = OutMessage::of(&payload).with_header(headers::TRACEPARENT, tp);
         self.producer.send(&msg).await.map_err(HandlerError::retryable)?;
         self.store

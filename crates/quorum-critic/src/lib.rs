@@ -39,6 +39,9 @@ pub fn judge(aggregated: AggregatedReview) -> CompletedReview {
 impl Handler for CriticHandler {
     async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
         let aggregated: AggregatedReview = d.decode()?;
+        let span = tracing::Span::current();
+        span.record("repo", aggregated.request.repo.full_name.as_str());
+        span.record("pr", aggregated.request.number);
         let job_id = aggregated.request.job_id.clone();
         let completed = judge(aggregated);
         for j in &completed.judged {

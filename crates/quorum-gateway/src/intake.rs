@@ -58,6 +58,9 @@ impl Intake {
         }
     }
 
+    /// The `intake` span is the root of the job's trace: the request
+    /// published here carries it as `traceparent`.
+    #[tracing::instrument(name = "intake", skip_all, fields(service = "gateway", repo = %change.repo, pr = change.number))]
     pub async fn submit(&self, change: ChangeRequest) -> Result<Submitted, IntakeError> {
         let unavailable = |e: quorum_store::StoreError| IntakeError::Unavailable(e.to_string());
         let dedupe = quorum_core::job::dedupe_key(&change.repo, change.number, &change.head);

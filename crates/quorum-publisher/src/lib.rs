@@ -170,6 +170,9 @@ struct CompletedHandler(Publisher);
 impl Handler for CompletedHandler {
     async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
         let completed: CompletedReview = d.decode()?;
+        let span = tracing::Span::current();
+        span.record("repo", completed.request.repo.full_name.as_str());
+        span.record("pr", completed.request.number);
         self.0.publish(&completed).await?;
         Ok(vec![])
     }

@@ -64,7 +64,7 @@ impl BusProducer {
     }
 
     /// Publishes and waits for the broker's acknowledgement. A message with no
-    /// `traceparent` starts a new trace.
+    /// `traceparent` gets the current span's (or starts a new trace).
     pub async fn send(&self, msg: &OutMessage) -> Result<(), RuntimeError> {
         let mut hdrs = OwnedHeaders::new();
         let mut has_trace = false;
@@ -74,7 +74,7 @@ impl BusProducer {
         }
         let fresh;
         if !has_trace {
-            fresh = trace::new_traceparent();
+            fresh = trace::outgoing(&tracing::Span::current(), None);
             hdrs = hdrs.insert(Header {
                 key: headers::TRACEPARENT,
                 value: Some(fresh.as_bytes()),

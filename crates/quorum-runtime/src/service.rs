@@ -135,6 +135,8 @@ impl ServiceHandle {
                 }
             }
         }
+        // Spans of the last messages must not die with the process.
+        let _ = tokio::task::spawn_blocking(crate::telemetry::flush).await;
         result
     }
 }

@@ -233,7 +233,11 @@ impl Worker {
             job_id = delivery.key.as_deref().unwrap_or(""),
             attempt = delivery.attempt,
             trace_id = delivery.header(headers::TRACEPARENT).and_then(trace::trace_id).unwrap_or(""),
+            repo = tracing::field::Empty,
+            pr = tracing::field::Empty,
+            agent = tracing::field::Empty,
         );
+        trace::continue_from(&span, delivery.header(headers::TRACEPARENT));
         let started = Instant::now();
         let result = self.run_handler(&delivery).instrument(span.clone()).await;
         self.metrics
@@ -327,10 +331,7 @@ impl Worker {
         for out in outs {
             let mut out = out.clone();
             if out.header(headers::TRACEPARENT).is_none() {
-                let tp = match &parent {
-                    Some(p) => trace::child_of(p),
-                    None => trace::new_traceparent(),
-                };
+                let tp = trace::outgoing(&tracing::Span::current(), parent.as_deref());
                 out = out.with_header(headers::TRACEPARENT, tp);
             }
             self.producer.send(&out).await?;
