@@ -210,8 +210,16 @@ def cross_check(docs, errors, where, prod):
         labels = tpl["metadata"].get("labels", {})
         if not any(selects(p["spec"].get("selector"), labels) for p in by_kind.get("PodDisruptionBudget", [])):
             errors.append(f"{where}: Deployment/{name} has no PodDisruptionBudget")
-        if not any(p["spec"].get("podSelector") and selects(p["spec"]["podSelector"], labels) for p in policies):
-            errors.append(f"{where}: Deployment/{name} is not covered by a NetworkPolicy")
+        # Covered: a policy of its own says who may reach it (broad egress
+        # allows such as DNS or OTLP select every pod and do not count).
+        if not any(
+            p["spec"].get("podSelector")
+            and selects(p["spec"]["podSelector"], labels)
+            and "Ingress" in p["spec"].get("policyTypes", [])
+            and p["spec"].get("ingress")
+            for p in policies
+        ):
+            errors.append(f"{where}: Deployment/{name} is not covered by a NetworkPolicy (no ingress allow selects it)")
         pod = tpl["spec"]
         psc = pod.get("securityContext", {})
         if psc.get("runAsNonRoot") is not True:
