@@ -267,6 +267,14 @@ def cross_check(docs, errors, where, prod):
             errors.append(f"{where}: KafkaTopic {t}: 6 partitions expected")
 
 
+def contract_topics(root: Path) -> set:
+    """Topic names as the Kafka contract crate defines them (the one place they live)."""
+    import re
+
+    src = (root / "crates" / "quorum-events" / "src" / "topics.rs").read_text()
+    return set(re.findall(r'Topic::\w+ => "([a-z0-9.\-]+)"', src))
+
+
 def check_k8s(root: Path, schemas: Path, errors: list):
     crds = load_crds(schemas)
     for overlay in ("dev", "prod"):
@@ -281,6 +289,13 @@ def check_k8s(root: Path, schemas: Path, errors: list):
             cross_check(docs, errors, where, prod=overlay == "prod")
         except (KeyError, TypeError, IndexError) as e:
             errors.append(f"{where}: malformed object for cross-checks: {e!r}")
+        wanted = contract_topics(root)
+        if wanted:
+            have = {d["spec"].get("topicName", d["metadata"]["name"]) for d in docs if d.get("kind") == "KafkaTopic"}
+            for t in sorted(wanted - have):
+                errors.append(f"{where}: topic {t} of the Kafka contract has no KafkaTopic")
+            for t in sorted(have - wanted):
+                errors.append(f"{where}: KafkaTopic {t} is not in the Kafka contract")
 
 
 # --- compose, grafana, prometheus, checkov ---------------------------------

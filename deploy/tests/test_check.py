@@ -25,6 +25,8 @@ import check  # noqa: E402
 def root(tmp_path):
     for d in ("k8s", "deploy"):
         shutil.copytree(ROOT / d, tmp_path / d)
+    (tmp_path / "crates/quorum-events/src").mkdir(parents=True)
+    shutil.copy(ROOT / "crates/quorum-events/src/topics.rs", tmp_path / "crates/quorum-events/src/topics.rs")
     return tmp_path
 
 
@@ -74,6 +76,14 @@ def test_crd_schema_rejects_unknown_fields_and_wrong_types(root):
 def test_crd_cel_rules_are_evaluated(root):
     edit(root / "k8s/base/scaledobjects.yaml", "  minReplicaCount: 1", "  minReplicaCount: 7")
     assert_reported(k8s_errors(root), r"ScaledObject/quorum-agent-static.spec: minReplicaCount must be less than or equal to maxReplicaCount")
+
+
+def test_topics_match_the_kafka_contract(root):
+    f = root / "crates/quorum-events/src/topics.rs"
+    f.write_text(f.read_text().replace('Topic::Dlq => "review.dlq"', 'Topic::Dlq => "review.dead"'))
+    errors = k8s_errors(root)
+    assert_reported(errors, r"topic review.dead of the Kafka contract has no KafkaTopic")
+    assert_reported(errors, r"KafkaTopic review.dlq is not in the Kafka contract")
 
 
 def test_max_replicas_must_equal_partitions(root):

@@ -232,6 +232,40 @@ impl Payload for IndexRequested {
     }
 }
 
+/// An operator's decision on a draft review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DraftDecision {
+    Approve,
+    Discard,
+}
+
+/// `review.draft.decided`: publish or drop a draft (F-PUB-4). Applied by the
+/// publisher, the only service that writes to the SCM.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DraftDecided {
+    #[serde(default = "v1")]
+    pub schema_version: u32,
+    pub job_id: String,
+    pub decision: DraftDecision,
+    /// Who decided (for the audit log).
+    pub operator: String,
+}
+
+impl Payload for DraftDecided {
+    const TOPIC: Topic = Topic::DraftDecided;
+    const NAME: &'static str = "DraftDecided";
+    fn key(&self) -> String {
+        self.job_id.clone()
+    }
+    fn validate(&self) -> Result<(), String> {
+        if self.job_id.trim().is_empty() {
+            return Err("job_id is empty".into());
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

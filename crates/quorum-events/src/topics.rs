@@ -21,16 +21,21 @@ pub enum Topic {
     IndexRequested,
     /// any worker after 3 failed attempts. Key: the original key.
     Dlq,
+    /// operator API → publisher: approve or discard a draft review (F-PUB-4).
+    /// Key: job_id. Not in SPEC §1's table: the gateway must not write to
+    /// the SCM itself, so the decision travels to the publisher.
+    DraftDecided,
 }
 
 impl Topic {
-    pub const ALL: [Topic; 6] = [
+    pub const ALL: [Topic; 7] = [
         Topic::ReviewRequested,
         Topic::AgentResults,
         Topic::Aggregated,
         Topic::Completed,
         Topic::IndexRequested,
         Topic::Dlq,
+        Topic::DraftDecided,
     ];
 
     pub fn name(self) -> &'static str {
@@ -41,6 +46,7 @@ impl Topic {
             Topic::Completed => "review.completed",
             Topic::IndexRequested => "repo.index.requested",
             Topic::Dlq => "review.dlq",
+            Topic::DraftDecided => "review.draft.decided",
         }
     }
 
@@ -60,11 +66,13 @@ pub enum ConsumerGroup {
     Aggregator,
     Critic,
     Publisher,
+    /// The publisher's second consumer: draft decisions.
+    PublisherDrafts,
     Indexer,
 }
 
 impl ConsumerGroup {
-    pub const ALL: [ConsumerGroup; 8] = [
+    pub const ALL: [ConsumerGroup; 9] = [
         ConsumerGroup::Agent(AgentRole::Static),
         ConsumerGroup::Agent(AgentRole::Reviewer),
         ConsumerGroup::Agent(AgentRole::Security),
@@ -72,6 +80,7 @@ impl ConsumerGroup {
         ConsumerGroup::Aggregator,
         ConsumerGroup::Critic,
         ConsumerGroup::Publisher,
+        ConsumerGroup::PublisherDrafts,
         ConsumerGroup::Indexer,
     ];
 
@@ -84,6 +93,7 @@ impl ConsumerGroup {
             ConsumerGroup::Aggregator => "aggregator",
             ConsumerGroup::Critic => "critic",
             ConsumerGroup::Publisher => "publisher",
+            ConsumerGroup::PublisherDrafts => "publisher-drafts",
             ConsumerGroup::Indexer => "indexer",
         }
     }
@@ -95,6 +105,7 @@ impl ConsumerGroup {
             ConsumerGroup::Aggregator => Topic::AgentResults,
             ConsumerGroup::Critic => Topic::Aggregated,
             ConsumerGroup::Publisher => Topic::Completed,
+            ConsumerGroup::PublisherDrafts => Topic::DraftDecided,
             ConsumerGroup::Indexer => Topic::IndexRequested,
         }
     }

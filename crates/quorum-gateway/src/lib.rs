@@ -7,9 +7,12 @@
 //! 202 accepted (or ignored event, counted), 200 duplicate delivery with the
 //! existing job id, 422 a change that cannot be reviewed, 503 when the bus or
 //! the store is unavailable (GitHub redelivers).
+//!
+//! `/api/*` is the token-authenticated operator API ([`operator`]).
 
 pub mod github;
 pub mod intake;
+pub mod operator;
 pub mod signature;
 
 use std::net::SocketAddr;
@@ -44,6 +47,8 @@ pub struct GatewayConfig {
     pub review_bots: bool,
     /// The policy every accepted job carries (per-repo `.quorum.yml` later).
     pub policy: JobPolicy,
+    /// Bearer token of the operator API; `None` turns the API off.
+    pub operator_token: Option<String>,
 }
 
 impl GatewayConfig {
@@ -55,6 +60,7 @@ impl GatewayConfig {
             review_drafts: false,
             review_bots: false,
             policy: JobPolicy::default(),
+            operator_token: None,
         }
     }
 }
@@ -137,8 +143,8 @@ async fn github_webhook(State(app): State<AppState>, headers: HeaderMap, body: B
     }
 }
 
-/// The gateway's routes (webhooks + ops).
-pub fn router(config: GatewayConfig, intake: Arc<Intake>, metrics: Metrics) -> Router {
+/// The gateway's routes (webhooks, operator API, ops).
+pub fn router(config: GatewayConfig, intake: Arc<Intake>, operator: operator::OperatorApi, metrics: Metrics) -> Router {
     let limit = config.max_body_bytes;
     let state = AppState {
         config: Arc::new(config),
@@ -147,8 +153,9 @@ pub fn router(config: GatewayConfig, intake: Arc<Intake>, metrics: Metrics) -> R
     };
     Router::new()
         .route("/webhooks/github", post(github_webhook))
-        .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
+        .merge(operator.router())
+        .layer(DefaultBodyLimit::max(limit))
         .merge(ops::ops_router(metrics))
 }
 
@@ -166,8 +173,15 @@ pub async fn start(
         ));
     }
     let addr = config.http_addr;
-    let intake = Arc::new(Intake::new(store, ctx.producer.clone(), source));
-    let server = ops::serve(addr, router(config, intake, ctx.metrics.clone()), shutdown).await?;
+    let intake = Arc::new(Intake::new(store.clone(), ctx.producer.clone(), source));
+    let operator = operator::OperatorApi::new(
+        config.operator_token.as_deref(),
+        store,
+        intake.clone(),
+        ctx.producer.clone(),
+        config.policy.clone(),
+    );
+    let server = ops::serve(addr, router(config, intake, operator, ctx.metrics.clone()), shutdown).await?;
     let http_addr = server.addr;
     let task = tokio::spawn(async move {
         match server.task.await {

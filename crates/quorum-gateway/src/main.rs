@@ -19,6 +19,9 @@ struct Args {
     /// `direct` posts reviews; `draft` stores them for `quorum approve`.
     #[arg(long, env = "QUORUM_PUBLISH_MODE", default_value = "direct")]
     publish_mode: quorum_core::PublishMode,
+    /// Bearer token of the operator API (`/api/*`); unset turns the API off.
+    #[arg(long, env = "QUORUM_OPERATOR_TOKEN", hide_env_values = true)]
+    operator_token: Option<String>,
 }
 
 #[tokio::main]
@@ -30,6 +33,7 @@ async fn main() -> anyhow::Result<()> {
     let source = Arc::new(quorum_scm::LocalRepos::parse(&args.local_repos)?);
     let mut config = GatewayConfig::new(args.common.http_addr, args.webhook_secret.into_bytes());
     config.policy.publish_mode = args.publish_mode;
+    config.operator_token = args.operator_token;
     start(config, &ctx, store, source, quorum_runtime::shutdown::on_signal())
         .await?
         .wait()

@@ -15,10 +15,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use quorum_core::review::build_review;
 use quorum_core::{PublishMode, Review, RunState};
-use quorum_events::{CompletedReview, ConsumerGroup};
+use quorum_events::{CompletedReview, ConsumerGroup, DraftDecided};
 use quorum_runtime::{
     CancellationToken, Delivery, Handler, HandlerError, Metrics, OutMessage, RuntimeError, ServiceContext,
-    ServiceHandle, WorkerSpec, now_ms, start_worker_service,
+    ServiceHandle, WorkerSpec, now_ms,
 };
 use quorum_scm::{ReviewSink, SinkError};
 use quorum_store::StateStore;
@@ -178,6 +178,45 @@ impl Handler for CompletedHandler {
     }
 }
 
+/// Applies operator decisions from `review.draft.decided`. Idempotent: a
+/// redelivered decision for a run already approved or discarded is a no-op.
+struct DraftHandler {
+    store: Arc<dyn StateStore>,
+    sink: Arc<dyn ReviewSink>,
+}
+
+#[async_trait]
+impl Handler for DraftHandler {
+    async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
+        let msg: DraftDecided = d.decode()?;
+        let decision = match msg.decision {
+            quorum_events::DraftDecision::Approve => DraftDecision::Approve,
+            quorum_events::DraftDecision::Discard => DraftDecision::Discard,
+        };
+        match decide_draft(self.store.as_ref(), self.sink.as_ref(), &msg.job_id, decision).await {
+            Ok(state) => {
+                info!(job_id = %msg.job_id, operator = %msg.operator, state = state.as_str(), "draft decided");
+                Ok(vec![])
+            }
+            Err(DraftError::NoDraft(job)) => {
+                let run = self.store.get_run(&job).await.map_err(HandlerError::retryable)?;
+                match run.map(|r| r.state) {
+                    Some(RunState::Approved | RunState::Discarded) => Ok(vec![]),
+                    Some(s) => Err(HandlerError::invalid(format!(
+                        "run {job} has no draft to decide (state: {})",
+                        s.as_str()
+                    ))),
+                    None => Err(HandlerError::invalid(format!("no run {job}"))),
+                }
+            }
+            Err(e @ DraftError::Corrupt { .. }) => Err(HandlerError::invalid(e)),
+            Err(e) => Err(HandlerError::retryable(e)),
+        }
+    }
+}
+
+/// The publisher: reviews from `review.completed`, and draft decisions from
+/// `review.draft.decided`, behind one `/metrics`.
 pub async fn start(
     http_addr: std::net::SocketAddr,
     ctx: &ServiceContext,
@@ -185,9 +224,27 @@ pub async fn start(
     sink: Arc<dyn ReviewSink>,
     shutdown: CancellationToken,
 ) -> Result<ServiceHandle, RuntimeError> {
-    let spec = WorkerSpec::for_group(ConsumerGroup::Publisher);
-    let handler = Arc::new(CompletedHandler(Publisher::new(store, sink, ctx.metrics.clone())));
-    start_worker_service(ctx, spec, handler, http_addr, shutdown).await
+    let completed = Arc::new(CompletedHandler(Publisher::new(
+        store.clone(),
+        sink.clone(),
+        ctx.metrics.clone(),
+    )));
+    let drafts = Arc::new(DraftHandler { store, sink });
+    let drafts_spec = WorkerSpec {
+        service: "publisher".into(),
+        ..WorkerSpec::for_group(ConsumerGroup::PublisherDrafts)
+    };
+    quorum_runtime::start_workers_service(
+        ctx,
+        "publisher",
+        vec![
+            (WorkerSpec::for_group(ConsumerGroup::Publisher), completed),
+            (drafts_spec, drafts),
+        ],
+        http_addr,
+        shutdown,
+    )
+    .await
 }
 
 /// What an operator decided about a draft.

@@ -254,3 +254,65 @@ async fn a_publisher_that_crashed_before_posting_does_not_block_the_review() {
     );
     assert_eq!(sink.posted.lock().unwrap().len(), 1);
 }
+
+/// The operator API's path: a decision on `review.draft.decided` is applied by
+/// the publisher service (the only writer to the SCM); a redelivery is a
+/// no-op and a decision on a run without a draft goes to the DLQ.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn draft_decisions_on_the_bus_are_applied_by_the_publisher() {
+    use quorum_events::{DraftDecided, DraftDecision, Topic, headers};
+    use quorum_runtime::{CancellationToken, ServiceContext};
+    use std::time::{Duration, Instant};
+
+    let ctx = ServiceContext::embedded(|_| {}).unwrap();
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    let sink = Arc::new(ScriptedSink::default());
+    let p = Publisher::new(store.clone(), sink.clone(), Metrics::new());
+    store.put_job(&sample_job("d1", 1)).await.unwrap();
+    store.put_job(&sample_job("live", 1)).await.unwrap();
+    p.publish(&completed("d1", &[2], PublishMode::Draft)).await.unwrap();
+    p.publish(&completed("live", &[2], PublishMode::Direct)).await.unwrap();
+    let stop = CancellationToken::new();
+    let handle = quorum_publisher::start(
+        "127.0.0.1:0".parse().unwrap(),
+        &ctx,
+        store.clone(),
+        sink.clone(),
+        stop.clone(),
+    )
+    .await
+    .unwrap();
+    let decide = |job: &str| DraftDecided {
+        schema_version: SCHEMA_VERSION,
+        job_id: job.into(),
+        decision: DraftDecision::Approve,
+        operator: "test".into(),
+    };
+    ctx.producer.publish(&decide("d1")).await.unwrap();
+    ctx.producer.publish(&decide("d1")).await.unwrap();
+    ctx.producer.publish(&decide("live")).await.unwrap();
+    let start = Instant::now();
+    let dlq = loop {
+        let dlq = quorum_runtime::inspect::read_topic(&ctx.bus, Topic::Dlq, Duration::from_millis(500))
+            .await
+            .unwrap();
+        let approved = store.get_run("d1").await.unwrap().unwrap().state == RunState::Approved;
+        if approved && !dlq.is_empty() {
+            break dlq;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "approved {approved}, dlq {}",
+            dlq.len()
+        );
+    };
+    assert_eq!(
+        sink.posted.lock().unwrap().len(),
+        2,
+        "the live review, then the approved draft, once"
+    );
+    assert_eq!(dlq.len(), 1, "only the decision on a run that never was a draft");
+    assert!(dlq[0].header(headers::DLQ_ERROR).unwrap().contains("state: published"));
+    stop.cancel();
+    handle.wait().await.unwrap();
+}

@@ -150,17 +150,32 @@ pub async fn start_worker_service(
     shutdown: CancellationToken,
 ) -> Result<ServiceHandle, RuntimeError> {
     let name = spec.service.clone();
+    start_workers_service(ctx, &name, vec![(spec, handler)], http_addr, shutdown).await
+}
+
+/// A service with several consumers (each its own group and topic) behind
+/// one `/healthz` and `/metrics`.
+pub async fn start_workers_service(
+    ctx: &ServiceContext,
+    name: &str,
+    workers: Vec<(WorkerSpec, Arc<dyn Handler>)>,
+    http_addr: SocketAddr,
+    shutdown: CancellationToken,
+) -> Result<ServiceHandle, RuntimeError> {
     let server = ops::serve(http_addr, ops::ops_router(ctx.metrics.clone()), shutdown.clone()).await?;
-    let worker = ctx.spawn_worker(spec, handler, shutdown)?;
-    let http = tokio::spawn(async move {
+    let mut tasks = vec![];
+    for (spec, handler) in workers {
+        tasks.push(ctx.spawn_worker(spec, handler, shutdown.clone())?);
+    }
+    tasks.push(tokio::spawn(async move {
         match server.task.await {
             Ok(r) => r.map_err(RuntimeError::Io),
             Err(e) => Err(RuntimeError::Io(std::io::Error::other(e))),
         }
-    });
+    }));
     Ok(ServiceHandle {
-        name,
+        name: name.to_string(),
         http_addr: server.addr,
-        tasks: vec![worker, http],
+        tasks,
     })
 }

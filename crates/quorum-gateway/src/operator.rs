@@ -1,0 +1,320 @@
+//! The operator API (F-GW-7): token-authenticated JSON endpoints for the
+//! people running the fleet.
+//!
+//! | route | what |
+//! |---|---|
+//! | `POST /api/reviews` | review `repo` between `base` and `head` (a PR number, or 0) |
+//! | `GET /api/runs?limit=N` | recent runs with per-agent status |
+//! | `GET /api/runs/{job}` | one run, its request summary and its review |
+//! | `POST /api/runs/{job}/approve` · `/discard` | decide a draft review |
+//! | `POST /api/index` | request a re-index of `repo` at `ref` |
+//!
+//! Every route needs `Authorization: Bearer <QUORUM_OPERATOR_TOKEN>`; with no
+//! token configured the API is off (404). The gateway never writes to the
+//! SCM: a draft decision is published on `review.draft.decided` and the
+//! publisher, the only holder of a sink, applies it.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use quorum_core::{ContextMode, JobPolicy, Provider, PublishMode, RunState};
+use quorum_events::{DraftDecided, DraftDecision, IndexRequested, SCHEMA_VERSION};
+use quorum_runtime::BusProducer;
+use quorum_store::StateStore;
+use serde::Deserialize;
+use serde_json::json;
+use sha2::Digest;
+
+use crate::intake::{ChangeRequest, Intake, IntakeError};
+
+/// The operator API's state.
+#[derive(Clone)]
+pub struct OperatorApi {
+    token_digest: Option<[u8; 32]>,
+    store: Arc<dyn StateStore>,
+    intake: Arc<Intake>,
+    producer: BusProducer,
+    policy: JobPolicy,
+}
+
+impl OperatorApi {
+    /// `token` empty or `None`: the API answers 404 to everything.
+    pub fn new(
+        token: Option<&str>,
+        store: Arc<dyn StateStore>,
+        intake: Arc<Intake>,
+        producer: BusProducer,
+        policy: JobPolicy,
+    ) -> Self {
+        OperatorApi {
+            token_digest: token
+                .filter(|t| !t.is_empty())
+                .map(|t| sha2::Sha256::digest(t.as_bytes()).into()),
+            store,
+            intake,
+            producer,
+            policy,
+        }
+    }
+
+    pub fn router(self) -> Router {
+        Router::new()
+            .route("/api/reviews", post(trigger_review))
+            .route("/api/runs", get(list_runs))
+            .route("/api/runs/{job}", get(show_run))
+            .route("/api/runs/{job}/approve", post(approve))
+            .route("/api/runs/{job}/discard", post(discard))
+            .route("/api/index", post(reindex))
+            .with_state(self)
+    }
+
+    /// Compares digests in constant time, so response timing says nothing about the token.
+    fn authorize(&self, headers: &HeaderMap) -> Result<(), Response> {
+        let Some(expected) = self.token_digest else {
+            return Err(error(
+                StatusCode::NOT_FOUND,
+                "the operator API is disabled (set QUORUM_OPERATOR_TOKEN)",
+            ));
+        };
+        let given = headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(|t| sha2::Sha256::digest(t.trim().as_bytes()));
+        let ok = given.is_some_and(|g| g.iter().zip(expected.iter()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0);
+        if ok {
+            Ok(())
+        } else {
+            let mut r = error(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
+            r.headers_mut()
+                .insert("www-authenticate", "Bearer".parse().expect("valid header"));
+            Err(r)
+        }
+    }
+}
+
+fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
+    (status, axum::Json(json!({ "error": message.to_string() }))).into_response()
+}
+
+fn unavailable(e: impl std::fmt::Display) -> Response {
+    let mut r = error(StatusCode::SERVICE_UNAVAILABLE, e);
+    r.headers_mut()
+        .insert("retry-after", "5".parse().expect("valid header"));
+    r
+}
+
+/// A JSON body, or a 400 that says what is wrong with it.
+fn body<T: serde::de::DeserializeOwned>(raw: &[u8]) -> Result<T, Response> {
+    serde_json::from_slice(raw).map_err(|e| error(StatusCode::BAD_REQUEST, format!("invalid JSON body: {e}")))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReviewBody {
+    repo: String,
+    #[serde(default)]
+    number: u64,
+    base: String,
+    head: String,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    body: String,
+    #[serde(default)]
+    publish_mode: Option<PublishMode>,
+    #[serde(default)]
+    context_mode: Option<ContextMode>,
+}
+
+async fn trigger_review(State(api): State<OperatorApi>, headers: HeaderMap, raw: axum::body::Bytes) -> Response {
+    if let Err(r) = api.authorize(&headers) {
+        return r;
+    }
+    let b: ReviewBody = match body(&raw) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    if let Err(e) = quorum_core::job::validate_repo_name(&b.repo) {
+        return error(StatusCode::BAD_REQUEST, e);
+    }
+    let mut policy = api.policy.clone();
+    if let Some(m) = b.publish_mode {
+        policy.publish_mode = m;
+    }
+    if let Some(m) = b.context_mode {
+        policy.context_mode = m;
+    }
+    let change = ChangeRequest {
+        provider: Provider::Local,
+        repo: b.repo,
+        number: b.number,
+        title: b.title,
+        body: b.body,
+        author: "operator".into(),
+        base: b.base,
+        head: b.head,
+        policy,
+    };
+    match api.intake.submit(change).await {
+        Ok(s) => (
+            if s.duplicate {
+                StatusCode::OK
+            } else {
+                StatusCode::ACCEPTED
+            },
+            axum::Json(json!({ "job_id": s.job_id, "duplicate": s.duplicate })),
+        )
+            .into_response(),
+        Err(IntakeError::Invalid(e)) => error(StatusCode::UNPROCESSABLE_ENTITY, e),
+        Err(IntakeError::Unavailable(e)) => unavailable(e),
+    }
+}
+
+#[derive(Deserialize)]
+struct ListQuery {
+    limit: Option<usize>,
+}
+
+async fn list_runs(State(api): State<OperatorApi>, headers: HeaderMap, Query(q): Query<ListQuery>) -> Response {
+    if let Err(r) = api.authorize(&headers) {
+        return r;
+    }
+    let limit = q.limit.unwrap_or(20);
+    if !(1..=500).contains(&limit) {
+        return error(StatusCode::BAD_REQUEST, format!("limit must be 1-500, got {limit}"));
+    }
+    let ids = match api.store.list_jobs(limit).await {
+        Ok(ids) => ids,
+        Err(e) => return unavailable(e),
+    };
+    let mut runs = vec![];
+    for id in ids {
+        match api.store.get_run(&id).await {
+            Ok(Some(run)) => runs.push(run_json(&api, &run).await),
+            Ok(None) => {}
+            Err(e) => return unavailable(e),
+        }
+    }
+    axum::Json(json!({ "runs": runs })).into_response()
+}
+
+async fn run_json(api: &OperatorApi, run: &quorum_store::RunRecord) -> serde_json::Value {
+    let job = api.store.get_job(&run.job_id).await.ok().flatten();
+    json!({
+        "job_id": run.job_id,
+        "state": run.state,
+        "reason": run.reason,
+        "agents": run.agents,
+        "repo": job.as_ref().map(|j| j.request.repo.full_name.clone()),
+        "pr": job.as_ref().map(|j| j.request.number),
+        "title": job.as_ref().map(|j| j.request.title.clone()),
+        "head_sha": job.as_ref().map(|j| j.request.head_sha.clone()),
+    })
+}
+
+async fn show_run(State(api): State<OperatorApi>, headers: HeaderMap, Path(job): Path<String>) -> Response {
+    if let Err(r) = api.authorize(&headers) {
+        return r;
+    }
+    let run = match api.store.get_run(&job).await {
+        Ok(Some(run)) => run,
+        Ok(None) => return error(StatusCode::NOT_FOUND, format!("no run {job}")),
+        Err(e) => return unavailable(e),
+    };
+    let mut out = run_json(&api, &run).await;
+    let review = match run.state {
+        RunState::Draft => api.store.get_draft(&job).await,
+        _ => api.store.get_review(&job).await,
+    };
+    if let Ok(Some(text)) = review {
+        out["review"] = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
+    }
+    axum::Json(out).into_response()
+}
+
+async fn decide(api: OperatorApi, headers: HeaderMap, job: String, decision: DraftDecision) -> Response {
+    if let Err(r) = api.authorize(&headers) {
+        return r;
+    }
+    match api.store.get_draft(&job).await {
+        Ok(Some(_)) => {}
+        Ok(None) => {
+            let state = api.store.get_run(&job).await.ok().flatten().map(|r| r.state);
+            return error(
+                StatusCode::NOT_FOUND,
+                match state {
+                    Some(s) => format!("run {job} has no draft to decide (state: {})", s.as_str()),
+                    None => format!("no run {job}"),
+                },
+            );
+        }
+        Err(e) => return unavailable(e),
+    }
+    let msg = DraftDecided {
+        schema_version: SCHEMA_VERSION,
+        job_id: job.clone(),
+        decision,
+        operator: "operator-api".into(),
+    };
+    match api.producer.publish(&msg).await {
+        Ok(()) => (
+            StatusCode::ACCEPTED,
+            axum::Json(json!({ "job_id": job, "decision": decision, "status": "queued for the publisher" })),
+        )
+            .into_response(),
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn approve(State(api): State<OperatorApi>, headers: HeaderMap, Path(job): Path<String>) -> Response {
+    decide(api, headers, job, DraftDecision::Approve).await
+}
+
+async fn discard(State(api): State<OperatorApi>, headers: HeaderMap, Path(job): Path<String>) -> Response {
+    decide(api, headers, job, DraftDecision::Discard).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IndexBody {
+    repo: String,
+    #[serde(rename = "ref")]
+    git_ref: String,
+}
+
+async fn reindex(State(api): State<OperatorApi>, headers: HeaderMap, raw: axum::body::Bytes) -> Response {
+    if let Err(r) = api.authorize(&headers) {
+        return r;
+    }
+    let b: IndexBody = match body(&raw) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    if let Err(e) = quorum_core::job::validate_repo_name(&b.repo) {
+        return error(StatusCode::BAD_REQUEST, e);
+    }
+    if let Err(e) = quorum_scm::validate_ref(&b.git_ref) {
+        return error(StatusCode::BAD_REQUEST, e);
+    }
+    let msg = IndexRequested {
+        schema_version: SCHEMA_VERSION,
+        repo: quorum_core::RepoRef {
+            provider: Provider::Local,
+            full_name: b.repo.clone(),
+        },
+        git_ref: b.git_ref.clone(),
+    };
+    match api.producer.publish(&msg).await {
+        Ok(()) => (
+            StatusCode::ACCEPTED,
+            axum::Json(json!({ "repo": b.repo, "ref": b.git_ref, "status": "queued for the indexer" })),
+        )
+            .into_response(),
+        Err(e) => unavailable(e),
+    }
+}
