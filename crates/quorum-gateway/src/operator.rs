@@ -73,11 +73,11 @@ impl OperatorApi {
     }
 
     /// Compares digests in constant time, so response timing says nothing about the token.
-    fn authorize(&self, headers: &HeaderMap) -> Result<(), Response> {
+    fn authorize(&self, headers: &HeaderMap) -> Result<(), ApiError> {
         let Some(expected) = self.token_digest else {
-            return Err(error(
+            return Err(ApiError(
                 StatusCode::NOT_FOUND,
-                "the operator API is disabled (set QUORUM_OPERATOR_TOKEN)",
+                "the operator API is disabled (set QUORUM_OPERATOR_TOKEN)".into(),
             ));
         };
         let given = headers
@@ -89,11 +89,26 @@ impl OperatorApi {
         if ok {
             Ok(())
         } else {
-            let mut r = error(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
+            Err(ApiError(
+                StatusCode::UNAUTHORIZED,
+                "missing or wrong bearer token".into(),
+            ))
+        }
+    }
+}
+
+/// A refusal: its status and what is wrong.
+#[derive(Debug)]
+struct ApiError(StatusCode, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut r = error(self.0, self.1);
+        if self.0 == StatusCode::UNAUTHORIZED {
             r.headers_mut()
                 .insert("www-authenticate", "Bearer".parse().expect("valid header"));
-            Err(r)
         }
+        r
     }
 }
 
@@ -109,8 +124,8 @@ fn unavailable(e: impl std::fmt::Display) -> Response {
 }
 
 /// A JSON body, or a 400 that says what is wrong with it.
-fn body<T: serde::de::DeserializeOwned>(raw: &[u8]) -> Result<T, Response> {
-    serde_json::from_slice(raw).map_err(|e| error(StatusCode::BAD_REQUEST, format!("invalid JSON body: {e}")))
+fn body<T: serde::de::DeserializeOwned>(raw: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(raw).map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("invalid JSON body: {e}")))
 }
 
 #[derive(Deserialize)]
@@ -133,11 +148,11 @@ struct ReviewBody {
 
 async fn trigger_review(State(api): State<OperatorApi>, headers: HeaderMap, raw: axum::body::Bytes) -> Response {
     if let Err(r) = api.authorize(&headers) {
-        return r;
+        return r.into_response();
     }
     let b: ReviewBody = match body(&raw) {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     if let Err(e) = quorum_core::job::validate_repo_name(&b.repo) {
         return error(StatusCode::BAD_REQUEST, e);
@@ -182,7 +197,7 @@ struct ListQuery {
 
 async fn list_runs(State(api): State<OperatorApi>, headers: HeaderMap, Query(q): Query<ListQuery>) -> Response {
     if let Err(r) = api.authorize(&headers) {
-        return r;
+        return r.into_response();
     }
     let limit = q.limit.unwrap_or(20);
     if !(1..=500).contains(&limit) {
@@ -219,7 +234,7 @@ async fn run_json(api: &OperatorApi, run: &quorum_store::RunRecord) -> serde_jso
 
 async fn show_run(State(api): State<OperatorApi>, headers: HeaderMap, Path(job): Path<String>) -> Response {
     if let Err(r) = api.authorize(&headers) {
-        return r;
+        return r.into_response();
     }
     let run = match api.store.get_run(&job).await {
         Ok(Some(run)) => run,
@@ -239,7 +254,7 @@ async fn show_run(State(api): State<OperatorApi>, headers: HeaderMap, Path(job):
 
 async fn decide(api: OperatorApi, headers: HeaderMap, job: String, decision: DraftDecision) -> Response {
     if let Err(r) = api.authorize(&headers) {
-        return r;
+        return r.into_response();
     }
     match api.store.get_draft(&job).await {
         Ok(Some(_)) => {}
@@ -289,11 +304,11 @@ struct IndexBody {
 
 async fn reindex(State(api): State<OperatorApi>, headers: HeaderMap, raw: axum::body::Bytes) -> Response {
     if let Err(r) = api.authorize(&headers) {
-        return r;
+        return r.into_response();
     }
     let b: IndexBody = match body(&raw) {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     if let Err(e) = quorum_core::job::validate_repo_name(&b.repo) {
         return error(StatusCode::BAD_REQUEST, e);
