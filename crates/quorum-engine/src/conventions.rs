@@ -123,7 +123,7 @@ pub fn parse(yaml: &str) -> Result<Conventions, String> {
             (Some(p), None) => Matcher::Pattern(Regex::new(p).map_err(|e| at(format!("`pattern`: {e}")))?),
             (None, Some(q)) => {
                 let lang = match spec.language.as_deref() {
-                    Some(l) => language(l).ok_or_else(|| at(format!("unknown `language` `{l}`")))?,
+                    Some(l) => Lang::from_name(l).ok_or_else(|| at(format!("unknown `language` `{l}`")))?,
                     None => return Err(at("a `query` needs a `language`".into())),
                 };
                 Matcher::Query(CodeQuery::compile(lang, q).map_err(|e| at(format!("`query`: {e}")))?)
@@ -155,20 +155,6 @@ fn globs(patterns: &[String]) -> Result<Option<GlobSet>, globset::Error> {
         b.add(Glob::new(p)?);
     }
     b.build().map(Some)
-}
-
-fn language(name: &str) -> Option<Lang> {
-    [
-        Lang::Python,
-        Lang::Rust,
-        Lang::JavaScript,
-        Lang::TypeScript,
-        Lang::Tsx,
-        Lang::Go,
-        Lang::Java,
-    ]
-    .into_iter()
-    .find(|l| l.as_str() == name)
 }
 
 impl Conventions {

@@ -4,7 +4,7 @@
 //! requesting a re-index; bad input gets a 4xx that says what is wrong and
 //! enqueues nothing.
 
-use std::process::Command;
+use quorum_testkit::git;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,18 +16,6 @@ use quorum_scm::{LocalGit, LocalRepos};
 use quorum_store::{MemoryStore, StateStore, contract::sample_job};
 
 const TOKEN: &str = "op-token-123";
-
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@e"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 async fn call(
     client: &reqwest::Client,

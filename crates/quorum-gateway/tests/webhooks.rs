@@ -1,7 +1,7 @@
 //! The gateway started in the test on port 0, against the embedded broker,
 //! driven with real octokit payloads over HTTP.
 
-use std::process::Command;
+use quorum_testkit::git;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,18 +21,6 @@ struct Setup {
     head: String,
     _repo: tempfile::TempDir,
     _stop: CancellationToken,
-}
-
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@e"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 async fn setup() -> Setup {

@@ -15,6 +15,21 @@ pub enum Lang {
 }
 
 impl Lang {
+    pub const ALL: [Lang; 7] = [
+        Lang::Python,
+        Lang::Rust,
+        Lang::JavaScript,
+        Lang::TypeScript,
+        Lang::Tsx,
+        Lang::Go,
+        Lang::Java,
+    ];
+
+    /// A language by its [`as_str`](Lang::as_str) name.
+    pub fn from_name(name: &str) -> Option<Lang> {
+        Lang::ALL.into_iter().find(|l| l.as_str() == name)
+    }
+
     /// The language of `path`, from its extension; `None` for files the graph skips.
     pub fn detect(path: &str) -> Option<Lang> {
         let ext = path.rsplit_once('.').map(|(_, e)| e)?;
@@ -71,15 +86,8 @@ mod tests {
 
     #[test]
     fn every_grammar_loads_on_this_tree_sitter() {
-        for lang in [
-            Lang::Python,
-            Lang::Rust,
-            Lang::JavaScript,
-            Lang::TypeScript,
-            Lang::Tsx,
-            Lang::Go,
-            Lang::Java,
-        ] {
+        for lang in Lang::ALL {
+            assert_eq!(Lang::from_name(lang.as_str()), Some(lang));
             let mut p = tree_sitter::Parser::new();
             p.set_language(&lang.grammar())
                 .unwrap_or_else(|e| panic!("{lang:?}: {e}"));

@@ -2,8 +2,7 @@
 //! commit is indexed incrementally (one file parsed), a repeat is a no-op,
 //! and requests it must not act on go to the DLQ with the reason.
 
-use std::path::Path;
-use std::process::Command;
+use quorum_testkit::git;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,22 +12,6 @@ use quorum_events::{IndexRequested, SCHEMA_VERSION, Topic, headers};
 use quorum_runtime::{CancellationToken, ServiceContext};
 use quorum_scm::{LocalGit, LocalRepos};
 use quorum_store::{MemoryStore, StateStore};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
 
 fn request(repo: &str, git_ref: &str) -> IndexRequested {
     IndexRequested {

@@ -1,7 +1,7 @@
 //! Helpers for tests that need real servers. Nothing here is used at run time.
 
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -87,4 +87,22 @@ pub fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
     let deps = exe.parent().expect("deps dir");
     deps.parent().expect("profile dir").to_path_buf()
+}
+
+/// Runs `git -C dir …` with a throwaway identity; panics with git's stderr on
+/// failure; returns trimmed stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=quorum-test", "-c", "user.email=test@quorum.invalid"])
+        .args(args)
+        .output()
+        .expect("git on PATH");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }

@@ -204,11 +204,7 @@ impl Walker<'_, '_> {
         let mut c = node.walk();
         for n in node.children_by_field_name("name", &mut c) {
             let (module, local) = match n.kind() {
-                "aliased_import" => {
-                    let m = n.child_by_field_name("name").map(|x| text(x, self.src)).unwrap_or("");
-                    let a = n.child_by_field_name("alias").map(|x| text(x, self.src)).unwrap_or(m);
-                    (m.to_string(), a.to_string())
-                }
+                "aliased_import" => aliased(n, self.src),
                 // `import a.b` binds `a` (to module `a`); the import edge goes to `a.b`.
                 _ => {
                     let m = text(n, self.src).to_string();
@@ -250,11 +246,7 @@ impl Walker<'_, '_> {
         }
         for n in names {
             let (name, local) = match n.kind() {
-                "aliased_import" => {
-                    let m = n.child_by_field_name("name").map(|x| text(x, self.src)).unwrap_or("");
-                    let a = n.child_by_field_name("alias").map(|x| text(x, self.src)).unwrap_or(m);
-                    (m.to_string(), a.to_string())
-                }
+                "aliased_import" => aliased(n, self.src),
                 _ => {
                     let m = text(n, self.src).to_string();
                     (m.clone(), m)
@@ -268,6 +260,13 @@ impl Walker<'_, '_> {
             });
         }
     }
+}
+
+/// `x as y` → (`x`, `y`).
+fn aliased(n: Node<'_>, src: &[u8]) -> (String, String) {
+    let m = n.child_by_field_name("name").map(|x| text(x, src)).unwrap_or("");
+    let a = n.child_by_field_name("alias").map(|x| text(x, src)).unwrap_or(m);
+    (m.to_string(), a.to_string())
 }
 
 /// A called or referenced expression as a dotted path. A call result keeps
