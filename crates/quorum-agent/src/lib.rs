@@ -147,12 +147,23 @@ pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
         /// Local repositories the agent may read, `owner/name=/path,…`.
         #[arg(long, env = "QUORUM_LOCAL_REPOS", default_value = "")]
         local_repos: String,
+        /// Clone repositories that are not local from `<URL>/<owner>/<name>.git`
+        /// (e.g. `https://github.com`); unset: local repositories only.
+        #[arg(long, env = "QUORUM_CLONE_BASE_URL")]
+        clone_base_url: Option<String>,
+        /// Where clones are kept.
+        #[arg(long, env = "QUORUM_CLONE_DIR", default_value = "/tmp/quorum-clones")]
+        clone_dir: std::path::PathBuf,
     }
     let args = Args::parse();
     quorum_runtime::telemetry::init_logging(!args.common.text_logs);
     let ctx = ServiceContext::from_args(&args.common)?;
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
-    let trees = Arc::new(quorum_scm::LocalRepos::parse(&args.local_repos)?);
+    let trees = Arc::new(quorum_scm::Trees::configure(
+        &args.local_repos,
+        args.clone_base_url.as_deref(),
+        &args.clone_dir,
+    )?);
     let index = Arc::new(quorum_context::GraphIndex::new(store, trees));
     let shutdown = quorum_runtime::shutdown::on_signal();
     let handle = start(

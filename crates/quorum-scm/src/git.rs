@@ -33,9 +33,11 @@ pub struct LocalGit {
 }
 
 impl LocalGit {
+    /// A work tree (with `.git`) or a bare repository (a clone cache's).
     pub fn open(root: impl AsRef<Path>) -> Result<Self, ScmError> {
         let root = root.as_ref();
-        if !root.join(".git").exists() {
+        let bare = root.join("HEAD").is_file() && root.join("objects").is_dir();
+        if !root.join(".git").exists() && !bare {
             return Err(ScmError::Invalid(format!(
                 "{} is not a git repository (no .git)",
                 root.display()

@@ -7,10 +7,12 @@
 //!
 //! GitHub and GitLab implement the same two traits in a later issue.
 
+mod clone;
 mod git;
 mod sink;
 mod tree;
 
+pub use clone::{CloneCache, Trees};
 pub use git::{LocalGit, LocalRepos, validate_ref};
 pub use sink::{LocalSink, Posted, ReviewSink, SinkError};
 pub use tree::{MAX_FILE_BYTES, TreeSource, read_dir_tree, validate_path};
