@@ -8,6 +8,12 @@ pub enum Event {
     Ping,
     /// A pull-request change that should be reviewed (subject to policy).
     PullRequest(PullRequestEvent),
+    /// A push to the repository's default branch: re-index it, so PR bases
+    /// have a graph before any review needs one.
+    Push {
+        repo: String,
+        branch: String,
+    },
     /// An event or action we do not act on; counted and acknowledged.
     Ignored {
         event: String,
@@ -37,11 +43,18 @@ struct Payload {
     action: Option<String>,
     repository: Option<Repo>,
     pull_request: Option<Pr>,
+    /// `push`: the updated ref (`refs/heads/main`).
+    #[serde(rename = "ref")]
+    git_ref: Option<String>,
+    #[serde(default)]
+    deleted: bool,
 }
 
 #[derive(Deserialize)]
 struct Repo {
     full_name: String,
+    #[serde(default)]
+    default_branch: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -108,6 +121,26 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
                 head_sha: pr.head.sha,
             }))
         }
+        "push" => {
+            let repo = payload.repository.ok_or("push payload has no `repository`")?;
+            quorum_core::job::validate_repo_name(&repo.full_name)?;
+            let git_ref = payload.git_ref.ok_or("push payload has no `ref`")?;
+            let branch = git_ref.strip_prefix("refs/heads/");
+            let default = repo.default_branch.as_deref();
+            match (branch, default) {
+                (Some(b), Some(d)) if b == d && !payload.deleted => {
+                    quorum_scm::validate_ref(b).map_err(|e| e.to_string())?;
+                    Ok(Event::Push {
+                        repo: repo.full_name,
+                        branch: b.to_string(),
+                    })
+                }
+                _ => Ok(Event::Ignored {
+                    event: "push".into(),
+                    action: Some(format!("{git_ref} (only the default branch is indexed)")),
+                }),
+            }
+        }
         other => Ok(Event::Ignored {
             event: other.into(),
             action: payload.action,
@@ -165,6 +198,43 @@ mod tests {
         ));
         assert_eq!(parse("ping", &fixture("ping/payload.json")).unwrap(), Event::Ping);
         assert!(matches!(parse("star", b"{}").unwrap(), Event::Ignored { .. }));
+    }
+
+    /// No push example ships with the fixtures; this payload has the fields
+    /// GitHub documents for `push` (and the rest is ignored).
+    fn push(git_ref: &str, default: &str, deleted: bool) -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({
+            "ref": git_ref, "before": "0".repeat(40), "after": "a".repeat(40), "deleted": deleted,
+            "repository": {"full_name": "Codertocat/Hello-World", "default_branch": default},
+            "pusher": {"name": "Codertocat"}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn pushes_to_the_default_branch_ask_for_a_reindex() {
+        assert_eq!(
+            parse("push", &push("refs/heads/main", "main", false)).unwrap(),
+            Event::Push {
+                repo: "Codertocat/Hello-World".into(),
+                branch: "main".into()
+            }
+        );
+        for (r, deleted) in [
+            ("refs/heads/feature", false),
+            ("refs/tags/v1", false),
+            ("refs/heads/main", true),
+        ] {
+            assert!(
+                matches!(parse("push", &push(r, "main", deleted)).unwrap(), Event::Ignored { .. }),
+                "{r}"
+            );
+        }
+        assert!(
+            parse("push", br#"{"ref": "refs/heads/main"}"#)
+                .unwrap_err()
+                .contains("repository")
+        );
     }
 
     #[test]

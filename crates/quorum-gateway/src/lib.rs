@@ -4,7 +4,8 @@
 //! reading anything else, parses the event, applies the policy, and submits
 //! the change through [`intake::Intake`]. Status codes: 401 bad or missing
 //! signature (nothing enqueued), 413 body too large, 400 malformed payload,
-//! 202 accepted (or ignored event, counted), 200 duplicate delivery with the
+//! 202 accepted (or ignored event, counted; a push to the default branch
+//! publishes a re-index request), 200 duplicate delivery with the
 //! existing job id, 422 a change that cannot be reviewed, 503 when the bus or
 //! the store is unavailable (GitHub redelivers).
 //!
@@ -69,6 +70,7 @@ impl GatewayConfig {
 struct AppState {
     config: Arc<GatewayConfig>,
     intake: Arc<Intake>,
+    producer: quorum_runtime::BusProducer,
     metrics: Metrics,
 }
 
@@ -98,6 +100,25 @@ async fn github_webhook(State(app): State<AppState>, headers: HeaderMap, body: B
         Event::Ping => return reply(m, StatusCode::OK, json!({ "ok": true })),
         Event::Ignored { event, action } => {
             return reply(m, StatusCode::ACCEPTED, json!({ "ignored": event, "action": action }));
+        }
+        Event::Push { repo, branch } => {
+            let msg = quorum_events::IndexRequested {
+                schema_version: quorum_events::SCHEMA_VERSION,
+                repo: quorum_core::RepoRef {
+                    provider: Provider::Github,
+                    full_name: repo.clone(),
+                },
+                git_ref: branch.clone(),
+            };
+            return match app.producer.publish(&msg).await {
+                Ok(()) => reply(m, StatusCode::ACCEPTED, json!({ "index": repo, "ref": branch })),
+                Err(e) => {
+                    let mut r = reply(m, StatusCode::SERVICE_UNAVAILABLE, json!({ "error": e.to_string() }));
+                    r.headers_mut()
+                        .insert("retry-after", "5".parse().expect("valid header"));
+                    r
+                }
+            };
         }
         Event::PullRequest(pr) => pr,
     };
@@ -144,11 +165,18 @@ async fn github_webhook(State(app): State<AppState>, headers: HeaderMap, body: B
 }
 
 /// The gateway's routes (webhooks, operator API, ops).
-pub fn router(config: GatewayConfig, intake: Arc<Intake>, operator: operator::OperatorApi, metrics: Metrics) -> Router {
+pub fn router(
+    config: GatewayConfig,
+    intake: Arc<Intake>,
+    producer: quorum_runtime::BusProducer,
+    operator: operator::OperatorApi,
+    metrics: Metrics,
+) -> Router {
     let limit = config.max_body_bytes;
     let state = AppState {
         config: Arc::new(config),
         intake,
+        producer,
         metrics: metrics.clone(),
     };
     Router::new()
@@ -181,7 +209,12 @@ pub async fn start(
         ctx.producer.clone(),
         config.policy.clone(),
     );
-    let server = ops::serve(addr, router(config, intake, operator, ctx.metrics.clone()), shutdown).await?;
+    let server = ops::serve(
+        addr,
+        router(config, intake, ctx.producer.clone(), operator, ctx.metrics.clone()),
+        shutdown,
+    )
+    .await?;
     let http_addr = server.addr;
     let task = tokio::spawn(async move {
         match server.task.await {

@@ -199,3 +199,35 @@ async fn redelivered_webhooks_return_the_same_job_and_enqueue_once() {
     let job = s.store.get_job(&job_id).await.unwrap().unwrap();
     assert_eq!(job.request.number, 2);
 }
+
+/// A push to the default branch becomes one re-index request; other pushes are acknowledged and ignored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_to_the_default_branch_requests_a_reindex() {
+    let s = setup().await;
+    let push = |r: &str| {
+        serde_json::to_vec(&serde_json::json!({
+            "ref": r, "after": "a".repeat(40), "deleted": false,
+            "repository": {"full_name": "Codertocat/Hello-World", "default_branch": "main"}
+        }))
+        .unwrap()
+    };
+    let (status, body) = signed(s.addr, "push", push("refs/heads/main")).await;
+    assert_eq!((status, body["ref"].as_str()), (202, Some("main")), "{body}");
+    let (status, body) = signed(s.addr, "push", push("refs/heads/topic")).await;
+    assert_eq!(status, 202);
+    assert_eq!(body["ignored"], "push");
+    let (status, _) = post(s.addr, "push", push("refs/heads/main"), None).await;
+    assert_eq!(status, 401, "pushes are signed like everything else");
+    let index: Vec<quorum_events::IndexRequested> =
+        quorum_runtime::inspect::read_topic(&s.ctx.bus, Topic::IndexRequested, Duration::from_secs(2))
+            .await
+            .unwrap()
+            .iter()
+            .map(|m| quorum_events::IndexRequested::decode(&m.payload).unwrap())
+            .collect();
+    assert_eq!(index.len(), 1);
+    assert_eq!(
+        (index[0].repo.full_name.as_str(), index[0].git_ref.as_str()),
+        ("Codertocat/Hello-World", "main")
+    );
+}
