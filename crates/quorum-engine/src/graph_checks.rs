@@ -7,7 +7,7 @@
 
 use quorum_core::{AgentRole, Category, Evidence, FileDiff, Finding, LineKind, Severity};
 use quorum_graph::ImpactReport;
-use quorum_graph::impact::{ChangeKind, ChangedSymbol};
+use quorum_graph::impact::{BreakKind, BrokenCall, ChangeKind, ChangedSymbol};
 
 /// At most this many call sites are listed in one explanation.
 const MAX_LISTED: usize = 10;
@@ -22,79 +22,106 @@ pub fn check(report: &ImpactReport, diffs: &[FileDiff], agent: AgentRole) -> Vec
             continue;
         };
         let Some(line) = anchor(c, diff) else { continue };
-        let sites = &c.broken_calls;
-        let listed: Vec<String> = sites
-            .iter()
-            .take(MAX_LISTED)
-            .map(|b| {
-                format!(
-                    "- `{}:{}` in `{}`: `{}` {}",
-                    b.path, b.line, b.caller, b.text, b.problem
-                )
-            })
-            .collect();
-        let more = sites.len().saturating_sub(MAX_LISTED);
-        let untouched = sites.iter().filter(|b| !diffs.iter().any(|d| d.path == b.path)).count();
-        let (title, why) = match (c.change, &c.signature) {
-            (ChangeKind::Removed, _) => (
-                format!(
-                    "`{}` is removed but still called at {} site(s)",
-                    short(&c.qname),
-                    sites.len()
+        for kind in [BreakKind::Arity, BreakKind::Removed, BreakKind::NoneResult] {
+            let sites: Vec<&BrokenCall> = c.broken_calls.iter().filter(|b| b.kind == kind).collect();
+            if sites.is_empty() {
+                continue;
+            }
+            let name = short(&c.qname);
+            let (title, why, rule, confidence) = match kind {
+                BreakKind::Removed => (
+                    format!("`{name}` is removed but still called at {} site(s)", sites.len()),
+                    "The change deletes this symbol, and these call sites still use it; they fail at run time."
+                        .to_string(),
+                    "graph:removed-but-called",
+                    0.85,
                 ),
-                "The change deletes this symbol, and these call sites still use it; they fail at run time.".to_string(),
-            ),
-            (_, Some((old, new))) => (
-                format!(
-                    "Signature change of `{}` breaks {} call site(s)",
-                    short(&c.qname),
-                    sites.len()
+                BreakKind::Arity => {
+                    let Some((old, new)) = &c.signature else { continue };
+                    (
+                        format!("Signature change of `{name}` breaks {} call site(s)", sites.len()),
+                        format!(
+                            "The signature changed from `{old}` to `{new}`, and these calls (resolved through imports and scopes) no longer fit it. Update every caller in the same change, or give the new parameter a default."
+                        ),
+                        "graph:signature-breaks-callers",
+                        0.9,
+                    )
+                }
+                BreakKind::NoneResult => (
+                    format!(
+                        "`{name}` can now return None; {} caller(s) use the result directly",
+                        sites.len()
+                    ),
+                    format!(
+                        "`{name}` did not return None before this change and now can, while these callers dereference its result at once (attribute, index, arithmetic or iteration) and would raise on None. Check for None at each call site, or raise instead of returning None."
+                    ),
+                    "graph:none-result-dereferenced",
+                    0.8,
                 ),
-                format!(
-                    "The signature changed from `{old}` to `{new}`, and these calls (resolved through imports and scopes) no longer fit it. Update every caller in the same change, or give the new parameter a default."
-                ),
-            ),
-            _ => continue,
-        };
-        let mut explanation = format!("{why}\n{}", listed.join("\n"));
-        if more > 0 {
-            explanation.push_str(&format!("\n- … and {more} more"));
-        }
-        if untouched > 0 {
-            explanation.push_str(&format!(
-                "\n{untouched} of them are in files this change does not touch."
+            };
+            out.push(finding(
+                diff, line, &c.qname, &sites, diffs, title, why, rule, confidence, agent,
             ));
         }
-        out.push(Finding {
-            file: diff.path.clone(),
-            line,
-            start_line: None,
-            category: Category::Bug,
-            severity: Severity::Major,
-            confidence: if c.change == ChangeKind::Removed { 0.85 } else { 0.9 },
-            title,
-            explanation,
-            suggestion: None,
-            rule: Some(
-                if c.change == ChangeKind::Removed {
-                    "graph:removed-but-called"
-                } else {
-                    "graph:signature-breaks-callers"
-                }
-                .into(),
-            ),
-            agent,
-            evidence: sites
-                .iter()
-                .map(|b| Evidence {
-                    source: "graph:impact".into(),
-                    detail: format!("{} -> {}:{} `{}`: {}", c.qname, b.path, b.line, b.text, b.problem),
-                })
-                .collect(),
-            agreed_by: vec![],
-        });
     }
     out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finding(
+    diff: &FileDiff,
+    line: u32,
+    qname: &str,
+    sites: &[&BrokenCall],
+    diffs: &[FileDiff],
+    title: String,
+    why: String,
+    rule: &str,
+    confidence: f64,
+    agent: AgentRole,
+) -> Finding {
+    let listed: Vec<String> = sites
+        .iter()
+        .take(MAX_LISTED)
+        .map(|b| {
+            format!(
+                "- `{}:{}` in `{}`: `{}` {}",
+                b.path, b.line, b.caller, b.text, b.problem
+            )
+        })
+        .collect();
+    let mut explanation = format!("{why}\n{}", listed.join("\n"));
+    let more = sites.len().saturating_sub(MAX_LISTED);
+    if more > 0 {
+        explanation.push_str(&format!("\n- … and {more} more"));
+    }
+    let untouched = sites.iter().filter(|b| !diffs.iter().any(|d| d.path == b.path)).count();
+    if untouched > 0 {
+        explanation.push_str(&format!(
+            "\n{untouched} of them are in files this change does not touch."
+        ));
+    }
+    Finding {
+        file: diff.path.clone(),
+        line,
+        start_line: None,
+        category: Category::Bug,
+        severity: Severity::Major,
+        confidence,
+        title,
+        explanation,
+        suggestion: None,
+        rule: Some(rule.into()),
+        agent,
+        evidence: sites
+            .iter()
+            .map(|b| Evidence {
+                source: "graph:impact".into(),
+                detail: format!("{qname} -> {}:{} `{}`: {}", b.path, b.line, b.text, b.problem),
+            })
+            .collect(),
+        agreed_by: vec![],
+    }
 }
 
 /// The first added line inside the symbol (its new signature, usually); for
@@ -161,6 +188,58 @@ mod tests {
         assert!(f[0].explanation.contains("app/report.py:6"), "{}", f[0].explanation);
         assert!(f[0].explanation.contains("files this change does not touch"));
         assert_eq!(f[0].evidence.len(), 1);
+    }
+
+    #[test]
+    fn a_new_none_return_is_reported_where_callers_dereference_the_result() {
+        let tree = vec![
+            ("inv/stock.py".to_string(), "def lookup(sku):\n    return {\"sku\": sku}\n".to_string()),
+            (
+                "web/views.py".to_string(),
+                "from inv.stock import lookup\n\n\ndef show(sku):\n    return lookup(sku)[\"sku\"]\n\n\ndef safe(sku):\n    item = lookup(sku)\n    return item or {}\n".to_string(),
+            ),
+        ];
+        let (base, _) = build(tree, None);
+        let new = "def lookup(sku):\n    if not sku:\n        return None\n    return {\"sku\": sku}\n";
+        let (head, _) = overlay(&base, &[("inv/stock.py".into(), Some(new.into()))]);
+        let patch =
+            "@@ -1,2 +1,4 @@\n def lookup(sku):\n+    if not sku:\n+        return None\n     return {\"sku\": sku}\n";
+        let diffs = vec![parse_file_patch("inv/stock.py", None, FileStatus::Modified, patch).0];
+        let f = check(
+            &impact(&base, &head, &diffs, ImpactOptions::default()),
+            &diffs,
+            AgentRole::Reviewer,
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].rule.as_deref(), Some("graph:none-result-dereferenced"));
+        assert_eq!(f[0].line, 2);
+        // `show` indexes the result at once; `safe` assigns it and is not judged.
+        assert!(f[0].explanation.contains("web/views.py:5"), "{}", f[0].explanation);
+        assert!(!f[0].explanation.contains("web/views.py:9"), "{}", f[0].explanation);
+        // A function that could already return None changes nothing.
+        let (base2, _) = build(
+            vec![
+                ("inv/stock.py".to_string(), new.to_string()),
+                (
+                    "web/views.py".to_string(),
+                    "from inv.stock import lookup\n\n\ndef show(sku):\n    return lookup(sku)[\"sku\"]\n".to_string(),
+                ),
+            ],
+            None,
+        );
+        let newer = new.replace("if not sku:", "if sku is None:");
+        let (head2, _) = overlay(&base2, &[("inv/stock.py".into(), Some(newer))]);
+        let patch2 =
+            "@@ -1,3 +1,3 @@\n def lookup(sku):\n-    if not sku:\n+    if sku is None:\n         return None\n";
+        let diffs2 = vec![parse_file_patch("inv/stock.py", None, FileStatus::Modified, patch2).0];
+        assert!(
+            check(
+                &impact(&base2, &head2, &diffs2, ImpactOptions::default()),
+                &diffs2,
+                AgentRole::Reviewer
+            )
+            .is_empty()
+        );
     }
 
     #[test]

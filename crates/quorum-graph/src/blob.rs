@@ -5,7 +5,8 @@
 use crate::model::{Graph, GraphData};
 
 const MAGIC: &[u8; 3] = b"QGR";
-const FORMAT: u8 = 1;
+/// 2: call result use and `returns_none` in the facts.
+const FORMAT: u8 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BlobError {

@@ -53,8 +53,19 @@ pub struct Caller {
     pub confidence: f32,
 }
 
-/// A call site whose arguments no longer fit the changed signature, or that
-/// calls a symbol the PR removes.
+/// Why a call site breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakKind {
+    /// Its arguments no longer fit the signature.
+    Arity,
+    /// It calls a symbol the change removes.
+    Removed,
+    /// It dereferences the result, which can now be `None`.
+    NoneResult,
+}
+
+/// A call site the change breaks.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BrokenCall {
     pub path: String,
@@ -62,6 +73,7 @@ pub struct BrokenCall {
     pub caller: String,
     pub text: String,
     pub problem: String,
+    pub kind: BreakKind,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -138,11 +150,18 @@ pub fn impact(base: &Graph, head: &Graph, diffs: &[FileDiff], opts: ImpactOption
             (Some(o), Some(n), ChangeKind::Modified) if o != n => Some((o.clone(), n.clone())),
             _ => None,
         };
-        let broken_calls = match kind {
+        let mut broken_calls = match kind {
             ChangeKind::Removed => removed_callers(base, head, id),
             _ if signature.is_some() => misfits(head, id),
             _ => vec![],
         };
+        if kind == ChangeKind::Modified
+            && let (Some(b), Some(h)) = (base.find(&qname), head.find(&qname))
+            && !base.symbol(b).returns_none
+            && head.symbol(h).returns_none
+        {
+            broken_calls.extend(none_users(head, h));
+        }
         changed.push(ChangedSymbol {
             qname,
             kind: info.kind.as_str(),
@@ -274,6 +293,30 @@ fn misfits(head: &Graph, id: u32) -> Vec<BrokenCall> {
     out
 }
 
+/// Resolved call sites that dereference the result of `id`, which can now be `None`.
+fn none_users(head: &Graph, id: u32) -> Vec<BrokenCall> {
+    let name = head.symbol(id).name.to_string();
+    let mut out: Vec<BrokenCall> = head
+        .incoming(id)
+        .filter(|e| e.kind == EdgeKind::Calls && e.to == Target::Symbol(id) && e.confidence >= RESOLVED)
+        .filter_map(|e| head.call_of(e).map(|c| (e, c)))
+        .filter(|(_, c)| c.result_use == crate::extract::ResultUse::Direct)
+        .map(|(e, c)| {
+            let s = head.symbol(e.from);
+            BrokenCall {
+                path: s.path.to_string(),
+                line: c.line,
+                caller: s.qname.clone(),
+                text: c.text.clone(),
+                problem: format!("uses the result directly, but `{name}` can now return None"),
+                kind: BreakKind::NoneResult,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    out
+}
+
 /// Call sites of a removed symbol in files the PR leaves in place.
 fn removed_callers(base: &Graph, head: &Graph, id: u32) -> Vec<BrokenCall> {
     let name = base.symbol(id).name.to_string();
@@ -296,6 +339,7 @@ fn removed_callers(base: &Graph, head: &Graph, id: u32) -> Vec<BrokenCall> {
                 caller: caller.qname.clone(),
                 text: call.text.clone(),
                 problem: format!("calls `{name}`, which this change removes"),
+                kind: BreakKind::Removed,
             });
         }
     }
@@ -310,5 +354,6 @@ fn broken(g: &Graph, from: u32, line: u32, text: &str, m: &Misfit) -> BrokenCall
         caller: s.qname.clone(),
         text: text.to_string(),
         problem: m.to_string(),
+        kind: BreakKind::Arity,
     }
 }

@@ -80,6 +80,7 @@ pub struct SymbolInfo<'g> {
     pub params: Option<&'g [Param]>,
     pub decorators: &'g [String],
     pub is_test: bool,
+    pub returns_none: bool,
 }
 
 /// The code graph of one commit.
@@ -247,6 +248,7 @@ impl Graph {
                 params: None,
                 decorators: &[],
                 is_test: false,
+                returns_none: false,
             },
             Some(l) => {
                 let s = &f.symbols[l as usize];
@@ -261,6 +263,7 @@ impl Graph {
                     params: s.params.as_deref(),
                     decorators: &s.decorators,
                     is_test: s.is_test,
+                    returns_none: s.returns_none,
                 }
             }
         }

@@ -153,6 +153,7 @@ mod tests {
             keywords: keywords.iter().map(|k| k.to_string()).collect(),
             spread: false,
             text: String::new(),
+            result_use: Default::default(),
         }
     }
 

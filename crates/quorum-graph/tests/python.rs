@@ -139,3 +139,31 @@ fn storefront_calls_resolve_across_modules() {
         "{tests:?}"
     );
 }
+
+#[test]
+fn call_results_and_none_returns_are_classified() {
+    use quorum_graph::extract::ResultUse;
+    let src = "def a() -> int:\n    return 1\n\n\ndef b():\n    if x:\n        return\n    return 2\n\n\ndef c() -> str | None:\n    return 's'\n\n\ndef d():\n    def inner():\n        return None\n    return 3\n\n\ndef use():\n    a().real\n    a()[0]\n    a() + 1\n    for _ in a():\n        pass\n    a()\n    v = a()\n    f(a())\n";
+    let g = build([("m.py".to_string(), src.to_string())], None).0;
+    let none = |q: &str| g.symbol(g.find(q).unwrap()).returns_none;
+    assert!(!none("m.a") && none("m.b") && none("m.c"));
+    assert!(!none("m.d"), "a nested function's return is its own");
+    let uses: Vec<(u32, ResultUse)> = g.files()[0]
+        .calls
+        .iter()
+        .filter(|c| c.callee == "a")
+        .map(|c| (c.line, c.result_use))
+        .collect();
+    assert_eq!(
+        uses,
+        [
+            (22, ResultUse::Direct),
+            (23, ResultUse::Direct),
+            (24, ResultUse::Direct),
+            (25, ResultUse::Direct),
+            (27, ResultUse::Discarded),
+            (28, ResultUse::Other),
+            (29, ResultUse::Other),
+        ]
+    );
+}

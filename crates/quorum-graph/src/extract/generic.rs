@@ -129,6 +129,7 @@ impl Walker<'_, '_> {
                 keywords: vec![],
                 spread,
                 text: snippet(node, self.src),
+                result_use: Default::default(),
             });
         }
         self.visit_children(node, scope, owner);
@@ -166,6 +167,7 @@ impl Walker<'_, '_> {
             decorators: def.decorators.clone(),
             bases: def.bases.clone(),
             is_test: def.is_test,
+            returns_none: false,
         });
         idx
     }

@@ -73,6 +73,23 @@ pub struct SymbolFact {
     /// Base classes / implemented types, as written.
     pub bases: Vec<String>,
     pub is_test: bool,
+    /// Python functions: may return `None` (a bare `return`, `return None`,
+    /// or a return annotation that admits `None`).
+    #[serde(default)]
+    pub returns_none: bool,
+}
+
+/// How a call's result is used where it is made. `Direct` uses fail at run
+/// time on `None` (`f().x`, `f()[0]`, `f() + 1`, `for x in f()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum ResultUse {
+    /// A statement of its own: the result is dropped.
+    Discarded,
+    /// Dereferenced at once: attribute, subscript, arithmetic, iteration.
+    Direct,
+    /// Anything else (assigned, passed on, returned, tested).
+    #[default]
+    Other,
 }
 
 /// A call site. `callee` is the called expression as written, reduced to a
@@ -91,6 +108,8 @@ pub struct CallFact {
     pub spread: bool,
     /// The call expression's text (first line, trimmed), for reports.
     pub text: String,
+    #[serde(default)]
+    pub result_use: ResultUse,
 }
 
 /// An import binding: `local` names `module` (and `name` within it).

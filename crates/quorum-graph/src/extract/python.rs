@@ -4,7 +4,8 @@
 use tree_sitter::Node;
 
 use super::{
-    CallFact, FileFacts, ImportFact, Param, ParamKind, SymbolFact, SymbolKind, end_line_of, line_of, snippet, text,
+    CallFact, FileFacts, ImportFact, Param, ParamKind, ResultUse, SymbolFact, SymbolKind, end_line_of, line_of,
+    snippet, text,
 };
 
 pub(super) fn extract(root: Node<'_>, src: &[u8], facts: &mut FileFacts) {
@@ -109,6 +110,7 @@ impl Walker<'_, '_> {
             .then(|| def.child_by_field_name("parameters").map(|p| parameters(p, self.src)))
             .flatten();
         let is_test = !is_class && name.starts_with("test") && (self.test_file || self.in_test_case(scope));
+        let returns_none = !is_class && returns_none(def, self.src);
         let idx = self.facts.symbols.len() as u32;
         self.facts.symbols.push(SymbolFact {
             name,
@@ -121,6 +123,7 @@ impl Walker<'_, '_> {
             decorators: decorator_names,
             bases,
             is_test,
+            returns_none,
         });
         // Applying a decorator calls it with the function: an edge from the
         // decorated symbol to the decorator, so changing a decorator reaches
@@ -141,6 +144,7 @@ impl Walker<'_, '_> {
                         keywords: vec![],
                         spread: true,
                         text: snippet(d, self.src),
+                        result_use: ResultUse::Other,
                     });
                 }
             }
@@ -197,6 +201,7 @@ impl Walker<'_, '_> {
             keywords,
             spread,
             text: snippet(node, self.src),
+            result_use: result_use(node),
         });
     }
 
@@ -260,6 +265,50 @@ impl Walker<'_, '_> {
             });
         }
     }
+}
+
+/// How the value of `call` is used by its parent.
+fn result_use(call: Node<'_>) -> ResultUse {
+    let Some(parent) = call.parent() else {
+        return ResultUse::Other;
+    };
+    let is = |field: &str| parent.child_by_field_name(field).is_some_and(|c| c.id() == call.id());
+    match parent.kind() {
+        "expression_statement" => ResultUse::Discarded,
+        "attribute" if is("object") => ResultUse::Direct,
+        "subscript" if is("value") => ResultUse::Direct,
+        "binary_operator" | "unary_operator" | "augmented_assignment" => ResultUse::Direct,
+        "for_statement" | "for_in_clause" if is("right") => ResultUse::Direct,
+        _ => ResultUse::Other,
+    }
+}
+
+/// Whether a function may return `None`: its annotation admits it, or its
+/// own body (not nested definitions) has a bare `return` or `return None`.
+fn returns_none(def: Node<'_>, src: &[u8]) -> bool {
+    if let Some(rt) = def.child_by_field_name("return_type") {
+        let t = text(rt, src);
+        if t.contains("None") || t.contains("Optional") {
+            return true;
+        }
+    }
+    fn walk(n: Node<'_>) -> bool {
+        if matches!(n.kind(), "function_definition" | "class_definition" | "lambda") {
+            return false;
+        }
+        if n.kind() == "return_statement" {
+            return match n.named_child(0) {
+                None => true,
+                Some(v) => v.kind() == "none",
+            };
+        }
+        let mut c = n.walk();
+        n.named_children(&mut c).any(walk)
+    }
+    def.child_by_field_name("body").is_some_and(|b| {
+        let mut c = b.walk();
+        b.named_children(&mut c).any(walk)
+    })
 }
 
 /// `x as y` → (`x`, `y`).
