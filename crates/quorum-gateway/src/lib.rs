@@ -9,7 +9,9 @@
 //! existing job id, 422 a change that cannot be reviewed, 503 when the bus or
 //! the store is unavailable (GitHub redelivers).
 //!
-//! `/api/*` is the token-authenticated operator API ([`operator`]).
+//! `/api/*` is the token-authenticated operator API ([`operator`]). While
+//! more review requests wait than `max_backlog` (F-GW-6), new reviews get
+//! 503 with `Retry-After` instead of growing the queue without bound.
 
 pub mod github;
 pub mod intake;
@@ -50,6 +52,11 @@ pub struct GatewayConfig {
     pub policy: JobPolicy,
     /// Bearer token of the operator API; `None` turns the API off.
     pub operator_token: Option<String>,
+    /// Refuse new reviews (503 + Retry-After) while more than this many
+    /// requests wait for the slowest agent group (F-GW-6); `None`: no limit.
+    pub max_backlog: Option<u64>,
+    /// How often the backlog is measured.
+    pub backlog_every: std::time::Duration,
 }
 
 impl GatewayConfig {
@@ -62,7 +69,36 @@ impl GatewayConfig {
             review_bots: false,
             policy: JobPolicy::default(),
             operator_token: None,
+            max_backlog: Some(1000),
+            backlog_every: std::time::Duration::from_secs(2),
         }
+    }
+}
+
+/// The backlog limit, checked before a review is accepted.
+#[derive(Clone)]
+pub struct Admission {
+    limit: Option<u64>,
+    backlog: Option<quorum_runtime::backlog::Backlog>,
+}
+
+impl Admission {
+    /// `Err(message)` when the backlog is over the limit.
+    pub fn check(&self) -> Result<(), String> {
+        match (self.limit, self.backlog.as_ref().and_then(|b| b.get())) {
+            (Some(limit), Some(now)) if now > limit => Err(format!(
+                "{now} review requests are waiting (limit {limit}); retry later"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// A 503 with `Retry-After` for a refused request.
+    pub fn refusal(message: String) -> Response {
+        let mut r = (StatusCode::SERVICE_UNAVAILABLE, axum::Json(json!({ "error": message }))).into_response();
+        r.headers_mut()
+            .insert("retry-after", "30".parse().expect("valid header"));
+        r
     }
 }
 
@@ -71,6 +107,7 @@ struct AppState {
     config: Arc<GatewayConfig>,
     intake: Arc<Intake>,
     producer: quorum_runtime::BusProducer,
+    admission: Admission,
     metrics: Metrics,
 }
 
@@ -136,6 +173,10 @@ async fn github_webhook(State(app): State<AppState>, headers: HeaderMap, body: B
             json!({ "ignored": "pull_request", "reason": "bot author" }),
         );
     }
+    if let Err(e) = app.admission.check() {
+        m.gateway_requests.with_label_values(&["503"]).inc();
+        return Admission::refusal(e);
+    }
     let change = ChangeRequest {
         provider: Provider::Github,
         repo: pr.repo,
@@ -169,6 +210,7 @@ pub fn router(
     config: GatewayConfig,
     intake: Arc<Intake>,
     producer: quorum_runtime::BusProducer,
+    admission: Admission,
     operator: operator::OperatorApi,
     metrics: Metrics,
 ) -> Router {
@@ -177,6 +219,7 @@ pub fn router(
         config: Arc::new(config),
         intake,
         producer,
+        admission,
         metrics: metrics.clone(),
     };
     Router::new()
@@ -202,19 +245,35 @@ pub async fn start(
     }
     let addr = config.http_addr;
     let intake = Arc::new(Intake::new(store.clone(), ctx.producer.clone(), source));
+    let admission = Admission {
+        limit: config.max_backlog,
+        backlog: match config.max_backlog {
+            Some(_) => Some(quorum_runtime::backlog::spawn_monitor(
+                &ctx.bus,
+                ctx.metrics.clone(),
+                config.backlog_every,
+                shutdown.clone(),
+            )?),
+            None => None,
+        },
+    };
     let operator = operator::OperatorApi::new(
         config.operator_token.as_deref(),
         store,
         intake.clone(),
         ctx.producer.clone(),
         config.policy.clone(),
+        admission.clone(),
     );
-    let server = ops::serve(
-        addr,
-        router(config, intake, ctx.producer.clone(), operator, ctx.metrics.clone()),
-        shutdown,
-    )
-    .await?;
+    let app = router(
+        config,
+        intake,
+        ctx.producer.clone(),
+        admission,
+        operator,
+        ctx.metrics.clone(),
+    );
+    let server = ops::serve(addr, app, shutdown).await?;
     let http_addr = server.addr;
     let task = tokio::spawn(async move {
         match server.task.await {

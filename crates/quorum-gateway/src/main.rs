@@ -22,6 +22,10 @@ struct Args {
     /// Bearer token of the operator API (`/api/*`); unset turns the API off.
     #[arg(long, env = "QUORUM_OPERATOR_TOKEN", hide_env_values = true)]
     operator_token: Option<String>,
+    /// Answer 503 to new reviews while more requests than this wait for the
+    /// slowest agent group (0 turns the limit off).
+    #[arg(long, env = "QUORUM_MAX_BACKLOG", default_value_t = 1000)]
+    max_backlog: u64,
 }
 
 #[tokio::main]
@@ -34,6 +38,7 @@ async fn main() -> anyhow::Result<()> {
     let mut config = GatewayConfig::new(args.common.http_addr, args.webhook_secret.into_bytes());
     config.policy.publish_mode = args.publish_mode;
     config.operator_token = args.operator_token;
+    config.max_backlog = (args.max_backlog > 0).then_some(args.max_backlog);
     start(config, &ctx, store, source, quorum_runtime::shutdown::on_signal())
         .await?
         .wait()

@@ -39,6 +39,7 @@ pub struct OperatorApi {
     intake: Arc<Intake>,
     producer: BusProducer,
     policy: JobPolicy,
+    admission: crate::Admission,
 }
 
 impl OperatorApi {
@@ -49,6 +50,7 @@ impl OperatorApi {
         intake: Arc<Intake>,
         producer: BusProducer,
         policy: JobPolicy,
+        admission: crate::Admission,
     ) -> Self {
         OperatorApi {
             token_digest: token
@@ -58,6 +60,7 @@ impl OperatorApi {
             intake,
             producer,
             policy,
+            admission,
         }
     }
 
@@ -156,6 +159,9 @@ async fn trigger_review(State(api): State<OperatorApi>, headers: HeaderMap, raw:
     };
     if let Err(e) = quorum_core::job::validate_repo_name(&b.repo) {
         return error(StatusCode::BAD_REQUEST, e);
+    }
+    if let Err(e) = api.admission.check() {
+        return crate::Admission::refusal(e);
     }
     let mut policy = api.policy.clone();
     if let Some(m) = b.publish_mode {

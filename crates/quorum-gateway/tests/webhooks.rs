@@ -231,3 +231,66 @@ async fn a_push_to_the_default_branch_requests_a_reindex() {
         ("Codertocat/Hello-World", "main")
     );
 }
+
+/// F-GW-6: over the backlog limit the gateway answers 503 with Retry-After
+/// and enqueues nothing; no agent consumes here, so the backlog only grows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_the_backlog_limit_new_reviews_get_503_with_retry_after() {
+    let s = setup().await;
+    let repos = LocalRepos::new();
+    repos.insert("Codertocat/Hello-World", LocalGit::open(s._repo.path()).unwrap());
+    let mut config = GatewayConfig::new("127.0.0.1:0".parse().unwrap(), SECRET);
+    config.max_backlog = Some(1);
+    config.backlog_every = Duration::from_millis(100);
+    let stop = CancellationToken::new();
+    let gw = start(config, &s.ctx, s.store.clone(), Arc::new(repos), stop.clone())
+        .await
+        .unwrap();
+    let pr = |n: u64| {
+        let mut v: serde_json::Value = serde_json::from_slice(&opened(&s.base, &s.head)).unwrap();
+        v["number"] = n.into();
+        v["pull_request"]["number"] = n.into();
+        serde_json::to_vec(&v).unwrap()
+    };
+    for n in [101, 102] {
+        let (status, body) = signed(gw.http_addr, "pull_request", pr(n)).await;
+        assert_eq!(status, 202, "{body}");
+    }
+    // Wait until the monitor has seen both requests, then the next is refused.
+    let start_wait = std::time::Instant::now();
+    let refused = loop {
+        let body = pr(103);
+        let sig = sign(SECRET, &body);
+        let resp = reqwest::Client::new()
+            .post(format!("http://{}/webhooks/github", gw.http_addr))
+            .header("x-github-event", "pull_request")
+            .header("x-hub-signature-256", sig)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        if resp.status() == 503 {
+            break resp;
+        }
+        // Accepted (then a duplicate of itself) until the monitor has measured.
+        assert!(matches!(resp.status().as_u16(), 200 | 202), "{}", resp.status());
+        assert!(start_wait.elapsed() < Duration::from_secs(30), "never refused");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(refused.headers()["retry-after"], "30");
+    let body: serde_json::Value = refused.json().await.unwrap();
+    assert!(body["error"].as_str().unwrap().contains("limit 1"), "{body}");
+    let metrics = reqwest::get(format!("http://{}/metrics", gw.http_addr))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("quorum_backlog_requests ") && !l.ends_with(" 0")),
+        "{metrics}"
+    );
+    stop.cancel();
+}

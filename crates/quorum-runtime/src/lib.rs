@@ -5,6 +5,7 @@
 //! A service only supplies a [`Handler`]; it never sees consumer offsets,
 //! partitions or rebalances.
 
+pub mod backlog;
 pub mod broker;
 pub mod config;
 pub mod dlq;

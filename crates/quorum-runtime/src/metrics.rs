@@ -39,6 +39,8 @@ pub struct Metrics {
     pub tool_calls: IntCounterVec,
     /// `quorum_retrieval_seconds{backend=graph|tree|qdrant}`.
     pub retrieval: HistogramVec,
+    /// `quorum_backlog_requests`: review requests not yet taken by the slowest agent group.
+    pub backlog: prometheus::IntGauge,
 }
 
 /// The model label of the offline engine (no model, no tokens).
@@ -145,6 +147,11 @@ impl Metrics {
             &["backend"],
         )
         .expect("valid metric");
+        let backlog = prometheus::IntGauge::new(
+            "quorum_backlog_requests",
+            "Review requests not yet consumed by the slowest agent group (the gateway's backlog)",
+        )
+        .expect("valid metric");
         for c in [
             Box::new(bus_messages.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(handler_duration.clone()),
@@ -161,6 +168,7 @@ impl Metrics {
             Box::new(llm_calls.clone()),
             Box::new(tool_calls.clone()),
             Box::new(retrieval.clone()),
+            Box::new(backlog.clone()),
         ] {
             registry.register(c).expect("metric names are unique");
         }
@@ -181,6 +189,7 @@ impl Metrics {
             llm_calls,
             tool_calls,
             retrieval,
+            backlog,
         }
     }
 

@@ -485,7 +485,7 @@ async fn report_lag(
             _ = tokio::time::sleep(Duration::from_secs(5)) => {}
         }
         let Some(c) = consumer.upgrade() else { return };
-        let lags = tokio::task::spawn_blocking(move || partition_lags(&c, topic)).await;
+        let lags = tokio::task::spawn_blocking(move || partition_lags(c.as_ref(), topic)).await;
         if let Ok(Ok(lags)) = lags {
             for (p, lag) in lags {
                 metrics
@@ -499,7 +499,7 @@ async fn report_lag(
 
 /// Lag per partition: high watermark minus the group's committed offset
 /// (minus the low watermark when nothing was committed yet).
-pub fn partition_lags(consumer: &StreamConsumer, topic: Topic) -> Result<Vec<(i32, i64)>, RuntimeError> {
+pub fn partition_lags<C: Consumer>(consumer: &C, topic: Topic) -> Result<Vec<(i32, i64)>, RuntimeError> {
     let timeout = Duration::from_secs(2);
     let mut tpl = TopicPartitionList::new();
     for p in 0..topic.partitions() {
