@@ -77,7 +77,7 @@ impl Handler for AgentHandler {
         let started = Instant::now();
         let diffs = req.diffs();
         let context = match &self.context {
-            Some(c) => c.for_request(req).await,
+            Some(c) => c.for_request(req, self.engine.needs()).await,
             None => ReviewContext {
                 mode: req.policy.context_mode,
                 notes: vec!["no repository access: diff only".into()],

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use quorum_core::{ContextMode, FileStatus, ReviewRequest};
-use quorum_engine::ReviewContext;
 use quorum_engine::conventions::{self, CONFIG_PATH, Conventions};
+use quorum_engine::{ContextNeeds, ReviewContext};
 use quorum_graph::{ImpactOptions, impact, overlay};
 
 use crate::GraphIndex;
@@ -24,7 +24,10 @@ impl ContextBuilder {
         &self.index
     }
 
-    pub async fn for_request(&self, req: &ReviewRequest) -> ReviewContext {
+    /// The context of `req` for its mode, limited to what the engine `needs`.
+    /// The impact report needs the head files (the overlay), so asking for
+    /// it reads them too.
+    pub async fn for_request(&self, req: &ReviewRequest, needs: ContextNeeds) -> ReviewContext {
         let repo = req.repo.full_name.as_str();
         let trees = self.index.trees();
         let tree_started = std::time::Instant::now();
@@ -32,16 +35,24 @@ impl ContextBuilder {
             mode: req.policy.context_mode,
             ..Default::default()
         };
-        match trees.read_file(repo, &req.base_sha, CONFIG_PATH).await {
-            Ok(Some(yaml)) => match conventions::parse(&yaml) {
-                Ok(c) => ctx.conventions = Arc::new(c),
-                Err(e) => ctx.notes.push(format!("conventions not applied: {e}")),
-            },
-            Ok(None) => ctx.conventions = Arc::new(Conventions::default()),
-            Err(e) => ctx.notes.push(format!("conventions not read: {e}")),
+        let impact_wanted = needs.impact && ctx.mode == ContextMode::GraphRag;
+        if needs.conventions {
+            match trees.read_file(repo, &req.base_sha, CONFIG_PATH).await {
+                Ok(Some(yaml)) => match conventions::parse(&yaml) {
+                    Ok(c) => ctx.conventions = Arc::new(c),
+                    Err(e) => ctx.notes.push(format!("conventions not applied: {e}")),
+                },
+                Ok(None) => ctx.conventions = Arc::new(Conventions::default()),
+                Err(e) => ctx.notes.push(format!("conventions not read: {e}")),
+            }
         }
         let mut changes = vec![];
-        for f in &req.files {
+        let files = if needs.head_files || impact_wanted {
+            &req.files[..]
+        } else {
+            &[]
+        };
+        for f in files {
             if f.status == FileStatus::Removed {
                 changes.push((f.path.clone(), None));
                 continue;
@@ -63,7 +74,7 @@ impl ContextBuilder {
             }
         }
         ctx.timings.push(("tree", tree_started.elapsed().as_secs_f64()));
-        if ctx.mode == ContextMode::GraphRag {
+        if impact_wanted {
             let graph_started = std::time::Instant::now();
             match self.index.ensure(repo, &req.base_sha, None).await {
                 Ok((base, _)) => {

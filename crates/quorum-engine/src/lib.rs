@@ -54,9 +54,39 @@ pub struct ReviewInput<'a> {
     pub context: &'a ReviewContext,
 }
 
+/// What context an engine reads, so the agent assembles only that (the
+/// impact report and file reads are the costly parts of a review).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextNeeds {
+    /// The repository's `.quorum.yml` conventions.
+    pub conventions: bool,
+    /// Head content of the changed files.
+    pub head_files: bool,
+    /// The impact report (only ever built in `graph_rag` mode).
+    pub impact: bool,
+}
+
+impl ContextNeeds {
+    /// Everything the mode allows (a model-backed engine).
+    pub const ALL: ContextNeeds = ContextNeeds {
+        conventions: true,
+        head_files: true,
+        impact: true,
+    };
+    pub const NONE: ContextNeeds = ContextNeeds {
+        conventions: false,
+        head_files: false,
+        impact: false,
+    };
+}
+
 /// A reviewer of one role.
 pub trait Engine: Send + Sync {
     fn role(&self) -> AgentRole;
+    /// What the engine reads from [`ReviewContext`].
+    fn needs(&self) -> ContextNeeds {
+        ContextNeeds::ALL
+    }
     fn review(&self, input: &ReviewInput<'_>) -> Vec<Finding>;
 }
 

@@ -31,6 +31,19 @@ impl Engine for OfflineEngine {
         self.role
     }
 
+    /// Only the reviewer's graph checks read context offline; the others
+    /// work on the diff alone.
+    fn needs(&self) -> crate::ContextNeeds {
+        match self.role {
+            AgentRole::Reviewer => crate::ContextNeeds {
+                conventions: false,
+                head_files: true,
+                impact: true,
+            },
+            _ => crate::ContextNeeds::NONE,
+        }
+    }
+
     fn review(&self, input: &ReviewInput<'_>) -> Vec<Finding> {
         let mut findings = rules::run_rules(&self.rules(), input.diffs, self.role);
         if self.role == AgentRole::Reviewer

@@ -27,6 +27,14 @@ impl Engine for StaticEngine {
     fn role(&self) -> AgentRole {
         AgentRole::Static
     }
+    fn needs(&self) -> crate::ContextNeeds {
+        // Conventions' tree-sitter queries parse the head files.
+        crate::ContextNeeds {
+            conventions: true,
+            head_files: true,
+            impact: false,
+        }
+    }
     fn review(&self, input: &ReviewInput<'_>) -> Vec<Finding> {
         let mut findings = rules::run_rules(&rules(), input.diffs, AgentRole::Static);
         findings.extend(
