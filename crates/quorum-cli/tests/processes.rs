@@ -40,7 +40,9 @@ fn binary(name: &str) -> PathBuf {
 async fn a_review_completes_across_separate_processes() {
     let redis = RedisServer::start();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../storefront-fixture");
-    let case = load_case(&fixture.join("cases/07-password-hash-md5.json")).unwrap();
+    // The graph case: the reviewer process builds the base commit's code graph
+    // into Redis and finds the callers the signature change breaks.
+    let case = load_case(&fixture.join("cases/05-tax-signature-break.json")).unwrap();
     let repo = build_case_repo(&fixture, &case).unwrap();
     let logs = tempfile::tempdir().unwrap();
 
@@ -75,12 +77,12 @@ async fn a_review_completes_across_separate_processes() {
             ("HTTP_ADDR", format!("127.0.0.1:{http}")),
             ("KAFKA_SESSION_TIMEOUT_MS", "6000".to_string()),
             ("KAFKA_FETCH_WAIT_MAX_MS", "10".to_string()),
+            ("QUORUM_LOCAL_REPOS", format!("storefront/shop={}", repo.path.display())),
         ]
     };
     let gateway_port = free_port();
     let mut gw_env = common(gateway_port);
     gw_env.push(("GITHUB_WEBHOOK_SECRET", "multi-process".into()));
-    gw_env.push(("QUORUM_LOCAL_REPOS", format!("storefront/shop={}", repo.path.display())));
     spawn(&mut procs, "gateway", &[], &gw_env);
     let mut health = vec![gateway_port];
     for name in [
@@ -142,11 +144,16 @@ async fn a_review_completes_across_separate_processes() {
         }
     };
     assert!(
-        review
-            .inline
-            .iter()
-            .any(|c| c.path == "shop/auth.py" && c.body.contains("Weak hash")),
+        review.inline.iter().any(|c| c.path == "shop/pricing.py"
+            && c.body.contains("Signature change of `compute_tax`")
+            && c.body.contains("shop/checkout.py:69")),
         "{review:#?}"
+    );
+    let job = store.get_job(&accepted.job_id).await.unwrap().unwrap();
+    let blob = store.get_graph("storefront/shop", &job.request.base_sha).await.unwrap();
+    assert!(
+        blob.is_some_and(|b| quorum_graph::blob::decode(&b).is_ok()),
+        "the base graph is in Redis"
     );
     let run = store.get_run(&accepted.job_id).await.unwrap().unwrap();
     assert_eq!(run.state, quorum_core::RunState::Published);
