@@ -7,9 +7,11 @@
 //! - [`ContextBuilder`]: one job's [`ReviewContext`] for its context mode —
 //!   head files, `.quorum.yml` conventions at the base, and in `graph_rag`
 //!   the impact report over the base graph with the PR head overlaid.
+//! - [`tools::JobTools`]: `get_callers`, `find_tests`, `read_snippet` for one job.
 
 mod graph_index;
 mod review;
+pub mod tools;
 
 pub use graph_index::{GraphIndex, GraphOutcome};
 pub use review::ContextBuilder;

@@ -118,6 +118,14 @@ pub fn validate_repo_path(path: &str) -> Result<(), ToolError> {
 
 /// Lines `start..=end` of `path`, numbered as in the file.
 pub fn read_snippet(tree: &dyn SourceTree, path: &str, start: u32, end: u32) -> Result<String, ToolError> {
+    check_snippet_request(path, start, end)?;
+    let src = tree.read(path).ok_or_else(|| ToolError::NoSuchFile(path.into()))?;
+    Ok(number_lines(&src, start, end))
+}
+
+/// The path and range checks of [`read_snippet`], for callers that read the
+/// file themselves (asynchronously, from a `TreeSource`).
+pub fn check_snippet_request(path: &str, start: u32, end: u32) -> Result<(), ToolError> {
     validate_repo_path(path)?;
     if start == 0 || end < start || end - start >= MAX_SNIPPET_LINES {
         return Err(ToolError::Range {
@@ -126,14 +134,17 @@ pub fn read_snippet(tree: &dyn SourceTree, path: &str, start: u32, end: u32) -> 
             max: MAX_SNIPPET_LINES,
         });
     }
-    let src = tree.read(path).ok_or_else(|| ToolError::NoSuchFile(path.into()))?;
-    Ok(src
-        .lines()
+    Ok(())
+}
+
+/// Lines `start..=end` of `src`, each prefixed with its number.
+pub fn number_lines(src: &str, start: u32, end: u32) -> String {
+    src.lines()
         .enumerate()
-        .skip(start as usize - 1)
-        .take((end - start + 1) as usize)
+        .skip(start.saturating_sub(1) as usize)
+        .take((end.saturating_sub(start) + 1) as usize)
         .map(|(i, l)| format!("{:>5} {l}\n", i + 1))
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]
