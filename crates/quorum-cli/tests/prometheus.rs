@@ -55,15 +55,32 @@ fn dashboard_queries() -> Vec<(String, String)> {
 }
 
 async fn query(client: &reqwest::Client, prom: SocketAddr, expr: &str) -> serde_json::Value {
-    client
+    let response = client
         .get(format!("http://{prom}/api/v1/query"))
         .query(&[("query", expr)])
         .send()
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+        .unwrap();
+    let status = response.status();
+    let body = response.text().await.unwrap();
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("query {expr:?}: HTTP {status}, not JSON ({e}): {body}"))
+}
+
+/// Prometheus listens before its TSDB is open and answers 503 until then
+/// (slow on a machine's first start); `/-/ready` says when queries work.
+async fn wait_until_ready(client: &reqwest::Client, prom: SocketAddr) {
+    let start = Instant::now();
+    loop {
+        let ready = client.get(format!("http://{prom}/-/ready")).send().await;
+        if ready.is_ok_and(|r| r.status().is_success()) {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "prometheus on {prom} was not ready within 120 s"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -112,6 +129,7 @@ async fn every_dashboard_query_returns_data_from_a_real_prometheus() {
         "prometheus did not listen on {prom}"
     );
     let client = reqwest::Client::new();
+    wait_until_ready(&client, prom).await;
     let start = Instant::now();
     loop {
         let up = query(&client, prom, "count(up == 1)").await;
