@@ -245,17 +245,21 @@ pub async fn start(
     }
     let addr = config.http_addr;
     let intake = Arc::new(Intake::new(store.clone(), ctx.producer.clone(), source));
-    let admission = Admission {
-        limit: config.max_backlog,
-        backlog: match config.max_backlog {
-            Some(_) => Some(quorum_runtime::backlog::spawn_monitor(
+    let (backlog, monitor) = match config.max_backlog {
+        Some(_) => {
+            let (backlog, task) = quorum_runtime::backlog::spawn_monitor(
                 &ctx.bus,
                 ctx.metrics.clone(),
                 config.backlog_every,
                 shutdown.clone(),
-            )?),
-            None => None,
-        },
+            )?;
+            (Some(backlog), Some(task))
+        }
+        None => (None, None),
+    };
+    let admission = Admission {
+        limit: config.max_backlog,
+        backlog,
     };
     let operator = operator::OperatorApi::new(
         config.operator_token.as_deref(),
@@ -275,15 +279,20 @@ pub async fn start(
     );
     let server = ops::serve(addr, app, shutdown).await?;
     let http_addr = server.addr;
-    let task = tokio::spawn(async move {
+    let mut tasks = vec![tokio::spawn(async move {
         match server.task.await {
             Ok(r) => r.map_err(RuntimeError::Io),
             Err(e) => Err(RuntimeError::Io(std::io::Error::other(e))),
         }
-    });
+    })];
+    if let Some(monitor) = monitor {
+        tasks.push(tokio::spawn(async move {
+            monitor.await.map_err(|e| RuntimeError::Io(std::io::Error::other(e)))
+        }));
+    }
     Ok(ServiceHandle {
         name: "gateway".into(),
         http_addr,
-        tasks: vec![task],
+        tasks,
     })
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use rdkafka::ClientConfig;
 use rdkafka::consumer::BaseConsumer;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::BusConfig;
@@ -28,13 +29,14 @@ impl Backlog {
 }
 
 /// Measures the backlog every `every` until `shutdown`, publishing it as
-/// `quorum_backlog_requests`.
+/// `quorum_backlog_requests`. The task owns Kafka clients: a service waits
+/// for it on shutdown, so no client outlives the broker it talks to.
 pub fn spawn_monitor(
     bus: &BusConfig,
     metrics: Metrics,
     every: Duration,
     shutdown: CancellationToken,
-) -> Result<Backlog, RuntimeError> {
+) -> Result<(Backlog, JoinHandle<()>), RuntimeError> {
     let groups = ConsumerGroup::ALL
         .into_iter()
         .filter(|g| g.topic() == Topic::ReviewRequested)
@@ -50,7 +52,7 @@ pub fn spawn_monitor(
     let groups = Arc::new(groups);
     let value = Arc::new(AtomicI64::new(-1));
     let out = Backlog(value.clone());
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         loop {
             let g = groups.clone();
             let measured = tokio::task::spawn_blocking(move || {
@@ -74,5 +76,5 @@ pub fn spawn_monitor(
             }
         }
     });
-    Ok(out)
+    Ok((out, task))
 }
