@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use quorum_aggregator::AggregatorConfig;
 use quorum_context::{ContextBuilder, GraphIndex};
-use quorum_core::{AgentRole, Review, RunState};
+use quorum_core::{AgentRole, PublishMode, Review, RunState};
 use quorum_gateway::GatewayConfig;
 use quorum_runtime::{CancellationToken, ServiceContext, ServiceHandle};
 use quorum_scm::{ChangeSource, LocalSink, TreeSource};
@@ -26,6 +26,8 @@ pub struct FleetOptions {
     pub webhook_secret: Vec<u8>,
     pub print_reviews: bool,
     pub aggregator_deadline: Duration,
+    /// `draft`: reviews are stored for `quorum approve`, not posted.
+    pub publish_mode: PublishMode,
 }
 
 impl FleetOptions {
@@ -41,6 +43,7 @@ impl FleetOptions {
             webhook_secret: uuid::Uuid::new_v4().to_string().into_bytes(),
             print_reviews: false,
             aggregator_deadline: Duration::from_secs(60),
+            publish_mode: PublishMode::Direct,
         }
     }
 }
@@ -64,15 +67,11 @@ impl Fleet {
         let ctx = opts.ctx;
         let store = opts.store;
         let mut handles = Vec::new();
-        let gateway = quorum_gateway::start(
-            GatewayConfig::new(opts.gateway_addr, opts.webhook_secret),
-            &ctx,
-            store.clone(),
-            opts.source,
-            shutdown.clone(),
-        )
-        .await
-        .context("starting the gateway")?;
+        let mut gateway_config = GatewayConfig::new(opts.gateway_addr, opts.webhook_secret);
+        gateway_config.policy.publish_mode = opts.publish_mode;
+        let gateway = quorum_gateway::start(gateway_config, &ctx, store.clone(), opts.source, shutdown.clone())
+            .await
+            .context("starting the gateway")?;
         let gateway_addr = gateway.http_addr;
         handles.push(gateway);
         let index = Arc::new(GraphIndex::new(store.clone(), opts.trees));

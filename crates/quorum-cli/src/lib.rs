@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod bench_index;
 pub mod demo;
+pub mod drafts;
 pub mod eval;
 pub mod eval_report;
 pub mod fleet;

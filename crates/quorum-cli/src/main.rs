@@ -119,22 +119,40 @@ async fn dlq(brokers: Option<String>, action: DlqAction) -> anyhow::Result<()> {
     Ok(())
 }
 
+async fn decide(args: DraftArgs, decision: quorum_events::DraftDecision) -> anyhow::Result<()> {
+    let store = quorum_store::connect(Some(&args.redis_url), &args.redis_prefix).await?;
+    let producer = quorum_runtime::BusProducer::new(&quorum_runtime::BusConfig::new(args.kafka_brokers))?;
+    let operator = format!("cli:{}", std::env::var("USER").unwrap_or_else(|_| "unknown".into()));
+    let wait = Duration::from_secs(args.wait_secs);
+    match quorum_cli::drafts::decide(store.as_ref(), &producer, &args.job, decision, &operator, wait).await? {
+        quorum_cli::drafts::Decided::Applied(state) => eprintln!("{}: {}", args.job, state.as_str()),
+        quorum_cli::drafts::Decided::Queued if args.wait_secs == 0 => {
+            eprintln!("{}: queued on review.draft.decided", args.job)
+        }
+        quorum_cli::drafts::Decided::Queued => anyhow::bail!(
+            "{}: queued on review.draft.decided, but the publisher has not applied it within {} s (is it running?)",
+            args.job,
+            args.wait_secs
+        ),
+    }
+    Ok(())
+}
+
 #[derive(clap::Args)]
 struct DraftArgs {
     /// The job whose draft to decide.
     job: String,
+    /// The fleet's state store (where the draft is).
     #[arg(long, env = "REDIS_URL")]
     redis_url: String,
     #[arg(long, env = "QUORUM_REDIS_PREFIX", default_value = "quorum:")]
     redis_prefix: String,
-}
-
-async fn decide(args: DraftArgs, decision: quorum_publisher::DraftDecision) -> anyhow::Result<()> {
-    let store = quorum_store::connect(Some(&args.redis_url), &args.redis_prefix).await?;
-    let sink = quorum_scm::LocalSink::new(store.clone(), true);
-    let state = quorum_publisher::decide_draft(store.as_ref(), &sink, &args.job, decision).await?;
-    eprintln!("{}: {}", args.job, state.as_str());
-    Ok(())
+    /// The fleet's Kafka: the decision goes to the publisher on `review.draft.decided`.
+    #[arg(long, env = "KAFKA_BROKERS")]
+    kafka_brokers: String,
+    /// How long to wait for the publisher to apply it (0: send and return).
+    #[arg(long, default_value_t = 60)]
+    wait_secs: u64,
 }
 
 #[derive(clap::Args)]
@@ -151,6 +169,9 @@ struct UpArgs {
     local_repos: String,
     #[arg(long, env = "QUORUM_AGGREGATOR_DEADLINE_SECS", default_value_t = 300)]
     deadline_secs: u64,
+    /// `draft` stores reviews for `quorum approve` instead of posting them.
+    #[arg(long, env = "QUORUM_PUBLISH_MODE", default_value = "direct")]
+    publish_mode: quorum_core::PublishMode,
 }
 
 /// Interactive commands print their own progress; logs only for warnings.
@@ -185,8 +206,8 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Index(args) => quorum_cli::graph_cmd::index(args).await?,
         Command::Impact(args) => quorum_cli::graph_cmd::impact_cmd(args).await?,
-        Command::Approve(args) => decide(args, quorum_publisher::DraftDecision::Approve).await?,
-        Command::Discard(args) => decide(args, quorum_publisher::DraftDecision::Discard).await?,
+        Command::Approve(args) => decide(args, quorum_events::DraftDecision::Approve).await?,
+        Command::Discard(args) => decide(args, quorum_events::DraftDecision::Discard).await?,
         Command::Up(args) => {
             quorum_runtime::telemetry::init_logging(!args.common.text_logs);
             let ctx = ServiceContext::from_args(&args.common)?;
@@ -203,6 +224,7 @@ async fn main() -> anyhow::Result<()> {
                     webhook_secret: args.webhook_secret.into_bytes(),
                     print_reviews: true,
                     aggregator_deadline: Duration::from_secs(args.deadline_secs),
+                    publish_mode: args.publish_mode,
                 },
                 shutdown.clone(),
             )
