@@ -73,8 +73,13 @@ eval: deps build
 
 # CI gate: precision must stay 1.0 and recall must not drop below eval/baseline.json
 # (raise the baseline in the same commit as the change that raised recall).
+# results.json is then validated against its published schema
+# (eval/results.schema.json), and the validator is tested on broken copies.
 eval-check: build
+	@python3 -c "import jsonschema, pytest" 2>/dev/null || python3 -m pip install -q jsonschema==4.26.0 pytest
 	$(BIN)/quorum eval --fixture storefront-fixture --out $${TMPDIR:-/tmp}/quorum-eval --baseline eval/baseline.json
+	python3 eval/check_results.py $${TMPDIR:-/tmp}/quorum-eval
+	python3 -m pytest -q -p no:cacheprovider eval/tests
 
 test: deps-test deps-deploy lint unit fixture-tests deploy-check eval-check
 

@@ -58,9 +58,20 @@ pub struct CaseResult {
     pub run: u32,
     pub score: CaseScore,
     pub missed: Vec<String>,
+    /// Every finding the review kept (scored or not), so a reader sees which hit.
+    pub findings: Vec<Reported>,
+    /// What the critic dropped, with its reason.
+    pub rejected: Vec<RejectedFinding>,
     pub latency_ms: f64,
     pub tokens: crate::prices::Tokens,
     pub usd: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RejectedFinding {
+    #[serde(flatten)]
+    pub finding: Reported,
+    pub reason: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -232,12 +243,23 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                     score.counted,
                     score.false_positives.len()
                 );
+                let rejected = review
+                    .rejected
+                    .iter()
+                    .zip(rejected)
+                    .map(|((_, reason), finding)| RejectedFinding {
+                        finding,
+                        reason: reason.clone(),
+                    })
+                    .collect();
                 results.push(CaseResult {
                     case: case.id.clone(),
                     mode: mode.clone(),
                     run,
                     score,
                     missed,
+                    findings: kept,
+                    rejected,
                     latency_ms,
                     tokens,
                     usd,
@@ -249,7 +271,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
     fleet.stop().await?;
     let modes = args.modes.iter().map(|m| summarise(m, &results, args.repeat)).collect();
     let report = EvalReport {
-        schema_version: 1,
+        schema_version: 2,
         fixture: args.fixture.display().to_string(),
         engine: "offline".into(),
         invalid_cases: invalid,
