@@ -17,6 +17,9 @@ pub struct BusConfig {
     pub max_attempts: u32,
     /// Base delay before a retry; grows with the attempt, plus jitter.
     pub retry_backoff: Duration,
+    /// How often each worker publishes `quorum_consumer_lag` (each report
+    /// costs a committed-offsets and a watermark request per partition).
+    pub lag_every: Duration,
 }
 
 impl BusConfig {
@@ -27,6 +30,7 @@ impl BusConfig {
             fetch_wait_max: Duration::from_millis(100),
             max_attempts: 3,
             retry_backoff: Duration::from_millis(200),
+            lag_every: Duration::from_secs(5),
         }
     }
 

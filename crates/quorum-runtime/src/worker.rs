@@ -176,6 +176,7 @@ impl Worker {
             Arc::downgrade(&self.consumer),
             self.spec.clone(),
             self.metrics.clone(),
+            self.config.lag_every,
             shutdown.clone(),
         )));
         let result = self.run_loop(&shutdown).await;
@@ -476,13 +477,14 @@ async fn report_lag(
     consumer: std::sync::Weak<StreamConsumer>,
     spec: WorkerSpec,
     metrics: Metrics,
+    every: Duration,
     shutdown: CancellationToken,
 ) {
     let topic = spec.topic;
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+            _ = tokio::time::sleep(every) => {}
         }
         let Some(c) = consumer.upgrade() else { return };
         let lags = tokio::task::spawn_blocking(move || partition_lags(c.as_ref(), topic)).await;

@@ -466,3 +466,79 @@ async fn a_dead_lettered_message_can_be_listed_and_replayed_to_its_group() {
     stop.cancel();
     bus.close().await;
 }
+
+/// `quorum_consumer_lag{group, partition}` counts what waits behind the
+/// message in hand on its partition, and falls back to 0 once the group has
+/// committed everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consumer_lag_counts_waiting_messages_per_partition_and_drains_to_zero() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    struct Gate {
+        open: Arc<AtomicBool>,
+        handled: Arc<AtomicUsize>,
+    }
+    #[async_trait]
+    impl Handler for Gate {
+        async fn handle(&self, _: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
+            while !self.open.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            self.handled.fetch_add(1, Ordering::SeqCst);
+            Ok(vec![])
+        }
+    }
+    let bus = Bus::new();
+    let mut config = bus.config.clone();
+    config.lag_every = Duration::from_millis(200);
+    let open = Arc::new(AtomicBool::new(false));
+    let handled = Arc::new(AtomicUsize::new(0));
+    let metrics = Metrics::new();
+    let spec = WorkerSpec {
+        service: "laggy".into(),
+        group: "laggy".into(),
+        topic: Topic::Completed,
+    };
+    let gate = Gate {
+        open: open.clone(),
+        handled: handled.clone(),
+    };
+    let stop = CancellationToken::new();
+    let w = Worker::new(&config, spec, Arc::new(gate), bus.producer.clone(), metrics.clone()).unwrap();
+    let h = tokio::spawn(w.run(stop.clone()));
+    bus.workers.lock().unwrap().push(h.abort_handle());
+    // One key, so one partition: the first message blocks the other four.
+    for i in 0..5 {
+        bus.send(Topic::Completed, "same-key", &format!("m{i}")).await;
+    }
+    let lag = |m: &Metrics| -> Vec<(String, i64)> {
+        (0..Topic::Completed.partitions())
+            .map(|p| {
+                let p = p.to_string();
+                let v = m.consumer_lag.with_label_values(&["laggy", &p]).get();
+                (p, v)
+            })
+            .filter(|(_, v)| *v != 0)
+            .collect()
+    };
+    wait_until("lag of 5 on one partition", Duration::from_secs(30), || {
+        let l = lag(&metrics);
+        l.len() == 1 && l[0].1 == 5
+    })
+    .await;
+    let busy_partition = lag(&metrics)[0].0.clone();
+    open.store(true, Ordering::SeqCst);
+    wait_until("all handled", Duration::from_secs(30), || {
+        handled.load(Ordering::SeqCst) == 5
+    })
+    .await;
+    wait_until("lag back to 0", Duration::from_secs(30), || lag(&metrics).is_empty()).await;
+    let text = metrics.render();
+    assert!(
+        text.contains(&format!(
+            "quorum_consumer_lag{{group=\"laggy\",partition=\"{busy_partition}\"}} 0"
+        )),
+        "the drained partition is reported as 0, not dropped:\n{text}"
+    );
+    stop.cancel();
+    bus.close().await;
+}
