@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo test deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check bench bench-index clean-cache
+.PHONY: run demo test deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check noise bench bench-index clean-cache
 
 run: deps build
 	$(BIN)/quorum demo --fixture storefront-fixture --case $(CASE)
@@ -82,6 +82,12 @@ eval-check: build
 	python3 -m pytest -q -p no:cacheprovider eval/tests
 
 test: deps-test deps-deploy lint unit fixture-tests deploy-check eval-check
+
+# Findings the offline engine ships on six released Python packages, each
+# added whole as one PR (pip-fetched sdists; not in `make test`: it needs
+# PyPI). Writes eval/noise/noise.md with every finding listed.
+noise: deps build
+	python3 eval/noise/run.py $(BIN)/quorum eval/noise
 
 bench: deps build
 	$(BIN)/quorum bench --reviews 100 --fetch-wait-ms 10 --out docs/bench-fetch10.json

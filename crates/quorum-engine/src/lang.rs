@@ -42,8 +42,9 @@ pub fn is_test_path(path: &str) -> bool {
         || file.ends_with("Test.java")
 }
 
-/// The line without a trailing `#` / `//` comment (strings are not parsed;
-/// good enough to keep rules from firing on commented-out code).
+/// The line, or nothing when it is a comment or a Python doctest line
+/// (strings are not parsed; good enough to keep rules from firing on
+/// commented-out code and documented examples).
 pub fn strip_comment(line: &str, lang: Lang) -> &str {
     let trimmed = line.trim_start();
     let marker = match lang {
@@ -52,6 +53,10 @@ pub fn strip_comment(line: &str, lang: Lang) -> &str {
         _ => "//",
     };
     if trimmed.starts_with(marker) {
+        return "";
+    }
+    // A doctest example inside a docstring is documentation, not code.
+    if lang == Lang::Python && (trimmed.starts_with(">>> ") || trimmed.starts_with("... ")) {
         return "";
     }
     line

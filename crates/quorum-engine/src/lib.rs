@@ -14,6 +14,7 @@
 //! same [`Engine`] seam.
 
 pub mod conventions;
+pub mod documentation;
 pub mod graph_checks;
 pub mod lang;
 pub mod offline;

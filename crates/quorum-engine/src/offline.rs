@@ -45,7 +45,7 @@ impl Engine for OfflineEngine {
     }
 
     fn review(&self, input: &ReviewInput<'_>) -> Vec<Finding> {
-        let mut findings = rules::run_rules(&self.rules(), input.diffs, self.role);
+        let mut findings = rules::run_rules(&self.rules(), input.diffs, &input.context.head_files, self.role);
         if self.role == AgentRole::Reviewer
             && let Some(report) = &input.context.impact
         {

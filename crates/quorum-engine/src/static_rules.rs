@@ -36,7 +36,7 @@ impl Engine for StaticEngine {
         }
     }
     fn review(&self, input: &ReviewInput<'_>) -> Vec<Finding> {
-        let mut findings = rules::run_rules(&rules(), input.diffs, AgentRole::Static);
+        let mut findings = rules::run_rules(&rules(), input.diffs, &input.context.head_files, AgentRole::Static);
         findings.extend(
             input
                 .context

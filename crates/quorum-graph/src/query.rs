@@ -65,6 +65,29 @@ impl CodeQuery {
         out.dedup_by_key(|(l, _)| *l);
         out
     }
+
+    /// 1-based (first, last) line of every capture, in order.
+    pub fn spans(&self, src: &str) -> Vec<(u32, u32)> {
+        let tree = parse(self.lang, src);
+        let mut cursor = tree_sitter::QueryCursor::new();
+        let mut captures = cursor.captures(&self.query, tree.root_node(), src.as_bytes());
+        let mut out = vec![];
+        while let Some((m, idx)) = captures.next() {
+            let node = m.captures[*idx].node;
+            let (start, end) = (node.start_position(), node.end_position());
+            // A node that ends with its newline (a Rust `//` comment) ends on
+            // the line before.
+            let last = if end.column == 0 && end.row > start.row {
+                end.row - 1
+            } else {
+                end.row
+            };
+            out.push((start.row as u32 + 1, last as u32 + 1));
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 #[cfg(test)]
@@ -77,6 +100,13 @@ mod tests {
         let src = "x = 1\ny = x / 100.0  # 2.5 in a comment\ns = \"3.5 in a string\"\ndef f(p: float) -> int:\n    return int(p)\n";
         let lines: Vec<u32> = q.matches(src).into_iter().map(|(l, _)| l).collect();
         assert_eq!(lines, [2, 4]);
+    }
+
+    #[test]
+    fn spans_cover_multi_line_nodes() {
+        let q = CodeQuery::compile(Lang::Python, "(expression_statement (string) @doc)").unwrap();
+        let src = "def f():\n    \"\"\"Doc.\n\n    More.\n    \"\"\"\n    q = \"\"\"\n    not a doc\n    \"\"\"\n";
+        assert_eq!(q.spans(src), [(2, 5)]);
     }
 
     #[test]

@@ -1,9 +1,19 @@
-//! Errors that are swallowed: an `except` block that neither re-raises nor
-//! returns an explicit error.
+//! Errors that are swallowed. Two shapes, both judged on the handler's whole
+//! block:
+//! - a handler that used to re-raise (or return an error) and now carries on:
+//!   the change itself removed the propagation, which is the strongest
+//!   evidence there is (any exception type);
+//! - a *broad* handler (`except:`, `Exception`, `BaseException`) whose body
+//!   does nothing but pass, log, or return nothing.
+//!
+//! A narrow handler with a fallback (`except ValueError: return None`,
+//! `except OSError: size = 0`) in new code is a deliberate choice the diff
+//! cannot second-guess, so it is not reported: on real code (click,
+//! requests) those are most handlers.
 
 use std::sync::LazyLock;
 
-use quorum_core::{Category, FileDiff, Severity};
+use quorum_core::{Category, FileDiff, Hunk, LineKind, Severity};
 use regex::Regex;
 
 use super::{Hit, Rule, RuleMeta, new_side};
@@ -23,10 +33,81 @@ return an explicit error the caller must handle.",
 };
 
 static EXCEPT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*except\b([^:]*):\s*(#.*)?$").unwrap());
-/// Exceptions routinely used for control flow, where a fallback is the point.
-static CONTROL_FLOW: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b(KeyError|IndexError|StopIteration|StopAsyncIteration|ImportError|ModuleNotFoundError|AttributeError|FileNotFoundError|NotImplementedError|CancelledError|GeneratorExit|KeyboardInterrupt)\b").unwrap()
+static BROAD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*(\(?\s*(Exception|BaseException)\s*\)?)?\s*(as\s+\w+)?\s*$").unwrap());
+static AS_NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s+as\s+\w+\s*$").unwrap());
+/// A statement that only reports: a logger, `print`, `warnings.warn`, `traceback.print_exc`.
+static LOG_CALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(\w*log\w*|LOG|self\.\w*log\w*|warnings|traceback|sys\.stderr)\.\w+\(|^print\(").unwrap()
 });
+
+/// The handler's body: the lines after `lines[at]` indented deeper than
+/// it, or `None` when the hunk ends inside the block (it cannot be judged).
+fn block<'a>(lines: &[(u32, &'a str, bool)], at: usize) -> Option<Vec<(u32, &'a str, bool)>> {
+    let level = indent(lines[at].1);
+    let body: Vec<_> = lines[at + 1..]
+        .iter()
+        .take_while(|(_, t, _)| t.trim().is_empty() || indent(t) > level)
+        .filter(|(_, t, _)| !t.trim().is_empty())
+        .copied()
+        .collect();
+    let complete = lines.len() > at + 1 + body.len();
+    (complete && !body.is_empty()).then_some(body)
+}
+
+/// Whether a body propagates the error: re-raises, exits, or returns an
+/// explicit error value.
+fn propagates(stmts: &[&str]) -> bool {
+    stmts.iter().any(|s| {
+        s.starts_with("raise")
+            || s.contains("sys.exit")
+            || (s.starts_with("return") && (s.contains("rror") || s.contains("fail") || s.contains("False")))
+    })
+}
+
+/// Whether a body does nothing but pass, log, or return nothing.
+fn only_reports(stmts: &[&str]) -> bool {
+    let mut depth = 0i32;
+    stmts.iter().all(|s| {
+        let inside_call = depth > 0;
+        depth += s.matches('(').count() as i32 - s.matches(')').count() as i32;
+        inside_call
+            || matches!(*s, "pass" | "..." | "continue" | "break" | "return" | "return None")
+            || LOG_CALL.is_match(s)
+    })
+}
+
+/// A hunk's old side: (old line number, text, was it removed).
+fn old_side(h: &Hunk) -> Vec<(u32, &str, bool)> {
+    h.lines
+        .iter()
+        .filter_map(|l| l.old_line.map(|n| (n, l.text.as_str(), l.kind == LineKind::Removed)))
+        .collect()
+}
+
+fn caught(clause: &str) -> String {
+    AS_NAME
+        .replace(clause.trim(), "")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The removed line of an old handler for the same exceptions, at the same
+/// indent, whose block propagated the error, if the change removed that.
+fn removed_propagation<'a>(h: &'a Hunk, clause: &str, level: usize) -> Option<&'a str> {
+    let old = old_side(h);
+    (0..old.len()).find_map(|i| {
+        let c = EXCEPT.captures(old[i].1)?;
+        if indent(old[i].1) != level || caught(&c[1]) != caught(clause) {
+            return None;
+        }
+        let body = block(&old, i)?;
+        body.iter()
+            .find(|(_, t, removed)| *removed && propagates(&[t.trim()]))
+            .map(|(_, t, _)| t.trim())
+    })
+}
 
 impl Rule for SwallowedException {
     fn meta(&self) -> &'static RuleMeta {
@@ -41,40 +122,24 @@ impl Rule for SwallowedException {
             let side = new_side(h);
             for (i, (n, text, added)) in side.iter().enumerate() {
                 let Some(c) = EXCEPT.captures(text) else { continue };
-                if CONTROL_FLOW.is_match(&c[1]) {
-                    continue;
-                }
-                let level = indent(text);
-                let body: Vec<&(u32, &str, bool)> = side[i + 1..]
-                    .iter()
-                    .take_while(|(_, t, _)| t.trim().is_empty() || indent(t) > level)
-                    .filter(|(_, t, _)| !t.trim().is_empty())
-                    .collect();
-                // The block must be complete within the hunk to be judged.
-                let complete = side.len() > i + 1 + body.len();
-                if body.is_empty() || !complete {
-                    continue;
-                }
-                let touched = *added || body.iter().any(|(_, _, a)| *a);
-                if !touched {
+                let Some(body) = block(&side, i) else { continue };
+                if !*added && !body.iter().any(|(_, _, a)| *a) {
                     continue;
                 }
                 let stmts: Vec<&str> = body.iter().map(|(_, t, _)| t.trim()).collect();
-                let raises = stmts.iter().any(|s| s.starts_with("raise") || s.contains("sys.exit"));
-                // Returning an error value explicitly is handling it.
-                let returns_error = stmts.iter().any(|s| {
-                    s.starts_with("return") && (s.contains("rror") || s.contains("fail") || s.contains("False"))
-                });
-                if raises || returns_error {
+                if propagates(&stmts) {
                     continue;
                 }
-                let only_pass = stmts.iter().all(|s| *s == "pass" || *s == "..." || *s == "continue");
-                let mut hit = Hit::at(*n, format!("{} → {}", text.trim(), stmts.join("; ")));
-                hit.start_line = None;
-                if !only_pass {
-                    hit.confidence = Some(0.75);
+                let evidence = format!("{} → {}", text.trim(), stmts.join("; "));
+                if let Some(removed) = removed_propagation(h, &c[1], indent(text)) {
+                    let mut hit = Hit::at(*n, format!("{evidence} (the change removed `{removed}`)"));
+                    hit.confidence = Some(0.85);
+                    hits.push(hit);
+                } else if BROAD.is_match(&c[1]) && only_reports(&stmts) {
+                    let mut hit = Hit::at(*n, format!("{evidence} (catches every exception)"));
+                    hit.confidence = Some(0.7);
+                    hits.push(hit);
                 }
-                hits.push(hit);
             }
         }
         hits
@@ -95,52 +160,124 @@ mod tests {
     }
 
     #[test]
-    fn swallowed_by_pass_or_log_and_return() {
+    fn a_handler_that_no_longer_propagates() {
+        // The handler re-raised; now it logs and hands back a value.
         assert_eq!(
             lines(&[
                 "     try:",
-                "         pay()",
-                "+    except PaymentError:",
-                "+        pass",
-                " done()"
-            ]),
-            vec![3]
-        );
-        assert_eq!(
-            lines(&[
-                "     try:",
-                "         refund()",
-                "-    except PaymentError:",
+                "         upload(blob)",
+                "-    except StorageError:",
+                "-        log.exception('upload failed')",
                 "-        raise",
-                "+    except PaymentError as exc:",
-                "+        log.warning('failed: %s', exc)",
-                "+        return order",
-                "     return order",
+                "+    except StorageError as err:",
+                "+        log.warning('upload failed: %s', err)",
+                "+        return blob",
+                "     return blob",
             ]),
             vec![3]
         );
+        // Only the raise was replaced; the clause is unchanged context.
         assert_eq!(
-            lines(&["+    except Exception:", "+        logger.info('x')", " y = 1"]),
+            lines(&[
+                "     try:",
+                "         send()",
+                "     except TimeoutError:",
+                "-        raise",
+                "+        pass",
+                "     done()",
+            ]),
+            vec![3]
+        );
+        // An explicit error return removed counts too.
+        assert_eq!(
+            lines(&[
+                "     try:",
+                "         parse(doc)",
+                "     except SchemaError:",
+                "-        return Result.error('bad document')",
+                "+        return None",
+                " y = 1",
+            ]),
+            vec![3]
+        );
+    }
+
+    #[test]
+    fn a_broad_handler_that_only_passes_or_logs() {
+        assert_eq!(lines(&["+    except Exception:", "+        pass", " y = 1"]), vec![1]);
+        assert_eq!(
+            lines(&[
+                "+    except:",
+                "+        logger.warning(",
+                "+            'sync failed for %s', user_id)",
+                "+    return",
+                " y = 1",
+            ]),
+            vec![1]
+        );
+        assert_eq!(
+            lines(&[
+                "+    except BaseException as e:",
+                "+        print(e)",
+                "+        continue",
+                " y"
+            ]),
             vec![1]
         );
     }
 
     #[test]
-    fn handled_or_control_flow_is_fine() {
+    fn deliberate_or_handled_is_fine() {
+        // Narrow handlers with a fallback, in new code.
+        assert!(lines(&["+    except OSError:", "+        pass", " y"]).is_empty());
+        assert!(lines(&["+    except ValueError:", "+        return None", " y"]).is_empty());
         assert!(
             lines(&[
-                "+    except PaymentError as e:",
-                "+        raise OrderError('x') from e",
+                "+    except UnicodeError:",
+                "+        text = raw.decode('latin-1')",
                 " y"
             ])
             .is_empty()
         );
         assert!(lines(&["+    except KeyError:", "+        value = default", " y"]).is_empty());
+        // A broad handler with a real fallback, or that converts the error.
+        assert!(lines(&["+    except Exception:", "+        value = compute_default()", " y"]).is_empty());
         assert!(
             lines(&[
-                "+    except ValueError:",
+                "+    except Exception as e:",
+                "+        raise OrderError('x') from e",
+                " y"
+            ])
+            .is_empty()
+        );
+        assert!(
+            lines(&[
+                "+    except Exception:",
                 "+        return Response.error(400, 'bad')",
                 " y"
+            ])
+            .is_empty()
+        );
+        // The old handler propagated a different exception type.
+        assert!(
+            lines(&[
+                "     try:",
+                "         send()",
+                "-    except TimeoutError:",
+                "-        raise",
+                "+    except ConnectionError:",
+                "+        pass",
+                "     done()",
+            ])
+            .is_empty()
+        );
+        // Still propagates after the change.
+        assert!(
+            lines(&[
+                "     except TimeoutError:",
+                "-        raise",
+                "+        raise RetryLater()",
+                "     done()",
             ])
             .is_empty()
         );

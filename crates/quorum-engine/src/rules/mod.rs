@@ -15,6 +15,9 @@ pub mod untested;
 
 use quorum_core::{AgentRole, Category, Evidence, FileDiff, Finding, Hunk, LineKind, Severity};
 
+use std::collections::BTreeMap;
+
+use crate::documentation::documentation_lines;
 use crate::lang::Lang;
 
 /// What a rule is, independent of where it fires.
@@ -61,17 +64,30 @@ pub trait Rule: Sync {
     fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit>;
 }
 
-/// Runs `rules` over every code file of the change.
-pub fn run_rules(rules: &[&dyn Rule], diffs: &[FileDiff], agent: AgentRole) -> Vec<Finding> {
+/// Runs `rules` over every code file of the change. Hits anchored in
+/// documentation (comments, docstrings) of a head file in `head_files` are
+/// dropped; without the head file every hit stands.
+pub fn run_rules(
+    rules: &[&dyn Rule],
+    diffs: &[FileDiff],
+    head_files: &BTreeMap<String, String>,
+    agent: AgentRole,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     for file in diffs {
         let lang = Lang::of(&file.path);
         if file.binary || !lang.is_code() {
             continue;
         }
+        let docs = head_files
+            .get(&file.path)
+            .map(|src| documentation_lines(&file.path, src))
+            .unwrap_or_default();
         for rule in rules {
             for hit in rule.check(file, lang) {
-                out.push(to_finding(rule.meta(), &file.path, hit, agent));
+                if !docs.contains(&hit.line) {
+                    out.push(to_finding(rule.meta(), &file.path, hit, agent));
+                }
             }
         }
     }

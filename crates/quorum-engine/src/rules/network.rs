@@ -105,6 +105,14 @@ mod tests {
     fn negatives() {
         assert!(lines(&["+r = requests.get(url, timeout=5)"]).is_empty());
         assert!(lines(&["+r = requests.get(url, **opts)"]).is_empty());
+        // A doctest example in a docstring is documentation.
+        assert!(
+            lines(&[
+                "+    >>> r = requests.get('https://example.org')",
+                "+    >>> r.status_code"
+            ])
+            .is_empty()
+        );
         // Untouched call: not this change's doing.
         assert!(lines(&[" r = requests.get(url)", "+x = 1"]).is_empty());
         // Runs past the end of the hunk: unknown, not reported.
