@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo test deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check noise bench bench-index clean-cache
+.PHONY: run demo test deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-index clean-cache
 
 run: deps build
 	$(BIN)/quorum demo --fixture storefront-fixture --case $(CASE)
@@ -81,7 +81,15 @@ eval-check: build
 	python3 eval/check_results.py $${TMPDIR:-/tmp}/quorum-eval
 	python3 -m pytest -q -p no:cacheprovider eval/tests
 
-test: deps-test deps-deploy lint unit fixture-tests deploy-check eval-check
+test: deps-test deps-deploy lint unit fixture-tests deploy-check eval-check heldout-check
+
+# A second codebase: seeded-bug cases (eval/heldout/click) on click 8.1.7's
+# released source, fetched from PyPI once per machine. Same gate as
+# eval-check: precision 1.0, recall at least eval/heldout/baseline.json.
+HELDOUT_DIR := $(HOME)/.cache/quorum/heldout
+heldout-check: build
+	@test -d $(HELDOUT_DIR)/click-8.1.7/src || { mkdir -p $(HELDOUT_DIR) && python3 -m pip download -q --no-deps --no-binary :all: -d $(HELDOUT_DIR) click==8.1.7 && tar xzf $(HELDOUT_DIR)/click-8.1.7.tar.gz -C $(HELDOUT_DIR); }
+	$(BIN)/quorum eval --fixture $(HELDOUT_DIR)/click-8.1.7/src --cases eval/heldout/click --out $${TMPDIR:-/tmp}/quorum-heldout --baseline eval/heldout/baseline.json
 
 # Findings the offline engine ships on six released Python packages, each
 # added whole as one PR (pip-fetched sdists; not in `make test`: it needs

@@ -43,17 +43,38 @@ fn decide(f: &Finding, diff: Option<&FileDiff>) -> (bool, String) {
     if f.evidence.is_empty() {
         return (false, "no evidence given".into());
     }
-    let Some(diff) = diff else {
-        return (false, format!("{} is not part of this change", f.file));
-    };
     let (start, end) = f.line_range();
-    let near = diff
-        .new_side_lines()
-        .any(|(n, _)| n + NEAR_DIFF >= start && n <= end + NEAR_DIFF);
-    if !near {
-        return (false, format!("{}:{} is not in or next to the diff", f.file, f.line));
+    let near = diff.is_some_and(|d| {
+        d.new_side_lines()
+            .any(|(n, _)| n + NEAR_DIFF >= start && n <= end + NEAR_DIFF)
+    });
+    if near {
+        return (true, "cited line is in the diff and the evidence checks out".into());
     }
-    (true, "cited line is in the diff and the evidence checks out".into())
+    if cites_impact_site(f) {
+        return (
+            true,
+            "a call site the impact report lists as broken by this change".into(),
+        );
+    }
+    match diff {
+        None => (false, format!("{} is not part of this change", f.file)),
+        Some(_) => (false, format!("{}:{} is not in or next to the diff", f.file, f.line)),
+    }
+}
+
+/// Whether the finding sits on a call site its own impact-report evidence
+/// names (`graph:impact` evidence reads `qname -> path:line …`): a caller
+/// in an untouched file that the change breaks is about this change.
+///
+/// The offline engine writes that evidence from the report itself. When a
+/// model writes findings, the critic must check the site against the
+/// report rather than trust the finding's evidence.
+fn cites_impact_site(f: &Finding) -> bool {
+    let site = format!(" -> {}:{} ", f.file, f.line);
+    f.evidence
+        .iter()
+        .any(|e| e.source == "graph:impact" && e.detail.contains(&site))
 }
 
 /// The verdict and a one-paragraph summary of the kept findings.
@@ -137,6 +158,25 @@ mod tests {
         );
         let keeps: Vec<bool> = j.iter().map(|j| j.keep).collect();
         assert_eq!(keeps, vec![true, true, false, false, false, true], "{j:#?}");
+    }
+
+    #[test]
+    fn a_broken_call_site_outside_the_diff_is_kept_on_impact_evidence() {
+        let mut on_site = f(AgentRole::Reviewer, "app/report.py", 5, 0.85);
+        on_site.evidence = vec![Evidence {
+            source: "graph:impact".into(),
+            detail: "lib.units.helper -> app/report.py:5 `helper()`: symbol removed".into(),
+        }];
+        // Evidence naming another line does not vouch for this one.
+        let mut elsewhere = on_site.clone();
+        elsewhere.line = 40;
+        // Nor does the same text from a rule instead of the graph.
+        let mut not_graph = on_site.clone();
+        not_graph.evidence[0].source = "rule:x".into();
+        let j = judge_offline(&[on_site, elsewhere, not_graph], &[diff()]);
+        let keeps: Vec<bool> = j.iter().map(|j| j.keep).collect();
+        assert_eq!(keeps, vec![true, false, false], "{j:#?}");
+        assert!(j[0].reason.contains("impact report"));
     }
 
     #[test]

@@ -27,12 +27,17 @@ static QUERIES: LazyLock<HashMap<Lang, CodeQuery>> = LazyLock::new(|| {
         .collect()
 });
 
-/// The 1-based lines of `src` that lie wholly in documentation.
+/// The 1-based lines of `src` that lie wholly in documentation (a line
+/// with code before a trailing comment is code).
 pub fn documentation_lines(path: &str, src: &str) -> BTreeSet<u32> {
     let Some(query) = Lang::detect(path).and_then(|l| QUERIES.get(&l)) else {
         return BTreeSet::new();
     };
-    query.spans(src).into_iter().flat_map(|(a, b)| a..=b).collect()
+    query
+        .spans(src)
+        .into_iter()
+        .flat_map(|s| (if s.begins_line { s.first } else { s.first + 1 })..=s.last)
+        .collect()
 }
 
 #[cfg(test)]
@@ -47,6 +52,7 @@ mod tests {
     >>> get("https://example.org")
     """
     # requests.get(url) would hang
+    r = requests.get(url)  # a trailing comment leaves the line code
     sql = f"""
         SELECT * FROM t WHERE id = {url}
     """

@@ -3,7 +3,11 @@
 //! symbol that is still called. The impact report has already resolved the
 //! call sites through imports and scopes and run the arity check; these
 //! checks turn its `BREAKS` lines into one finding per changed symbol,
-//! anchored on the change itself, with every broken site as evidence.
+//! with every broken site as evidence. A finding is anchored on the change
+//! (the new signature) when the changed code is still there; a removed
+//! symbol has no code left to point at, so its finding sits on the first
+//! call site that still uses it (in an untouched file the publisher puts it
+//! in the review body) and names where the removal happened.
 
 use quorum_core::{AgentRole, Category, Evidence, FileDiff, Finding, LineKind, Severity};
 use quorum_graph::ImpactReport;
@@ -59,8 +63,24 @@ pub fn check(report: &ImpactReport, diffs: &[FileDiff], agent: AgentRole) -> Vec
                     0.8,
                 ),
             };
+            let (file, at, why) = match kind {
+                BreakKind::Removed => (
+                    sites[0].path.clone(),
+                    sites[0].line,
+                    format!("{why} It was removed at `{}:{line}`.", diff.path),
+                ),
+                _ => (diff.path.clone(), line, why),
+            };
             out.push(finding(
-                diff, line, &c.qname, &sites, diffs, title, why, rule, confidence, agent,
+                (file, at),
+                &c.qname,
+                &sites,
+                diffs,
+                title,
+                why,
+                rule,
+                confidence,
+                agent,
             ));
         }
     }
@@ -69,8 +89,7 @@ pub fn check(report: &ImpactReport, diffs: &[FileDiff], agent: AgentRole) -> Vec
 
 #[allow(clippy::too_many_arguments)]
 fn finding(
-    diff: &FileDiff,
-    line: u32,
+    (file, line): (String, u32),
     qname: &str,
     sites: &[&BrokenCall],
     diffs: &[FileDiff],
@@ -102,7 +121,7 @@ fn finding(
         ));
     }
     Finding {
-        file: diff.path.clone(),
+        file,
         line,
         start_line: None,
         category: Category::Bug,
@@ -257,7 +276,16 @@ mod tests {
         );
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].rule.as_deref(), Some("graph:removed-but-called"));
-        assert!(f[0].explanation.contains("app/report.py:5"));
+        assert_eq!(
+            (f[0].file.as_str(), f[0].line),
+            ("app/report.py", 5),
+            "on the call site that still uses it"
+        );
+        assert!(
+            f[0].explanation.contains("removed at `lib/units.py:2`"),
+            "{}",
+            f[0].explanation
+        );
 
         let new = "def convert(value, unit, precision=2):\n    return value\n\n\ndef helper():\n    return 1\n";
         let (head, _) = overlay(&base, &[("lib/units.py".into(), Some(new.into()))]);

@@ -66,8 +66,9 @@ impl CodeQuery {
         out
     }
 
-    /// 1-based (first, last) line of every capture, in order.
-    pub fn spans(&self, src: &str) -> Vec<(u32, u32)> {
+    /// Every capture's 1-based first and last line, and whether it begins
+    /// its first line (only whitespace before it), in order.
+    pub fn spans(&self, src: &str) -> Vec<Span> {
         let tree = parse(self.lang, src);
         let mut cursor = tree_sitter::QueryCursor::new();
         let mut captures = cursor.captures(&self.query, tree.root_node(), src.as_bytes());
@@ -82,12 +83,25 @@ impl CodeQuery {
             } else {
                 end.row
             };
-            out.push((start.row as u32 + 1, last as u32 + 1));
+            let line_start = src[..node.start_byte()].rfind('\n').map_or(0, |i| i + 1);
+            out.push(Span {
+                first: start.row as u32 + 1,
+                last: last as u32 + 1,
+                begins_line: src[line_start..node.start_byte()].trim().is_empty(),
+            });
         }
-        out.sort_unstable();
+        out.sort_unstable_by_key(|s| (s.first, s.last));
         out.dedup();
         out
     }
+}
+
+/// Where a capture lies (see [`CodeQuery::spans`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub first: u32,
+    pub last: u32,
+    pub begins_line: bool,
 }
 
 #[cfg(test)]
@@ -106,7 +120,15 @@ mod tests {
     fn spans_cover_multi_line_nodes() {
         let q = CodeQuery::compile(Lang::Python, "(expression_statement (string) @doc)").unwrap();
         let src = "def f():\n    \"\"\"Doc.\n\n    More.\n    \"\"\"\n    q = \"\"\"\n    not a doc\n    \"\"\"\n";
-        assert_eq!(q.spans(src), [(2, 5)]);
+        let spans: Vec<(u32, u32, bool)> = q.spans(src).iter().map(|s| (s.first, s.last, s.begins_line)).collect();
+        assert_eq!(spans, [(2, 5, true)]);
+        let c = CodeQuery::compile(Lang::Python, "(comment) @c").unwrap();
+        let spans: Vec<(u32, bool)> = c
+            .spans("x = 1  # trailing\n# own line\n")
+            .iter()
+            .map(|s| (s.first, s.begins_line))
+            .collect();
+        assert_eq!(spans, [(1, false), (2, true)]);
     }
 
     #[test]
