@@ -83,13 +83,19 @@ eval-check: build
 
 test: deps-test deps-deploy lint unit fixture-tests deploy-check eval-check heldout-check
 
-# A second codebase: seeded-bug cases (eval/heldout/click) on click 8.1.7's
-# released source, fetched from PyPI once per machine. Same gate as
-# eval-check: precision 1.0, recall at least eval/heldout/baseline.json.
+# Other codebases: seeded-bug cases (eval/heldout/<pkg>) on the released
+# source of click 8.1.7 and requests 2.32.3, fetched from PyPI once per
+# machine. Same gate as eval-check: precision 1.0, recall at least
+# eval/heldout/<pkg>.baseline.json.
 HELDOUT_DIR := $(HOME)/.cache/quorum/heldout
+HELDOUT := click==8.1.7 requests==2.32.3
 heldout-check: build
-	@test -d $(HELDOUT_DIR)/click-8.1.7/src || { mkdir -p $(HELDOUT_DIR) && python3 -m pip download -q --no-deps --no-binary :all: -d $(HELDOUT_DIR) click==8.1.7 && tar xzf $(HELDOUT_DIR)/click-8.1.7.tar.gz -C $(HELDOUT_DIR); }
-	$(BIN)/quorum eval --fixture $(HELDOUT_DIR)/click-8.1.7/src --cases eval/heldout/click --out $${TMPDIR:-/tmp}/quorum-heldout --baseline eval/heldout/baseline.json
+	@for spec in $(HELDOUT); do \
+	  pkg=$${spec%%==*}; ver=$${spec##*==}; src=$(HELDOUT_DIR)/$$pkg-$$ver/src; \
+	  test -d $$src || { mkdir -p $(HELDOUT_DIR) && python3 -m pip download -q --no-deps --no-binary :all: -d $(HELDOUT_DIR) $$spec && tar xzf $(HELDOUT_DIR)/$$pkg-$$ver.tar.gz -C $(HELDOUT_DIR); } || exit 1; \
+	  echo "== $$spec"; \
+	  $(BIN)/quorum eval --fixture $$src --cases eval/heldout/$$pkg --out $${TMPDIR:-/tmp}/quorum-heldout-$$pkg --baseline eval/heldout/$$pkg.baseline.json || exit 1; \
+	done
 
 # Findings the offline engine ships on six released Python packages, each
 # added whole as one PR (pip-fetched sdists; not in `make test`: it needs

@@ -98,6 +98,8 @@ impl Rule for ConditionChanged {
                         }
                     })
                 });
+                // Or the same guard with one negation added or dropped.
+                let change = change.or_else(|| negation_toggled(old, new, lang).then_some(true));
                 let detail = format!("`{}` became `{}`", old.trim(), new.trim());
                 match change {
                     Some(true) => hits.push(Hit::at(n, detail)),
@@ -113,6 +115,21 @@ impl Rule for ConditionChanged {
         }
         hits
     }
+}
+
+static TOKEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+|!=|==|<=|>=|\S").unwrap());
+
+/// Whether `new` is `old` with exactly one negation (`not` in Python, `!`
+/// elsewhere) inserted or removed, every other token the same.
+fn negation_toggled(old: &str, new: &str, lang: Lang) -> bool {
+    let neg = if lang == Lang::Python { "not" } else { "!" };
+    let tokens = |s: &str| TOKEN.find_iter(s).map(|m| m.as_str().to_string()).collect::<Vec<_>>();
+    let (a, b) = (tokens(old), tokens(new));
+    let one_more = |long: &[String], short: &[String]| {
+        long.len() == short.len() + 1
+            && (0..long.len()).any(|i| long[i] == neg && long[..i] == short[..i] && long[i + 1..] == short[i..])
+    };
+    one_more(&b, &a) || one_more(&a, &b)
 }
 
 /// `(page - 1) * size` replaced by `page * size` (or the reverse).
@@ -200,6 +217,33 @@ mod tests {
             ],
         );
         assert_eq!(h.iter().map(|h| h.line).collect::<Vec<_>>(), vec![3]);
+    }
+
+    #[test]
+    fn negation_added_or_dropped() {
+        let h = hits(
+            &ConditionChanged,
+            &[
+                "-        if url.startswith(\"https\") and verify:",
+                "+        if url.startswith(\"https\") and not verify:",
+            ],
+        );
+        assert_eq!(h.len(), 1);
+        assert_eq!(
+            hits(&ConditionChanged, &["-    while not done:", "+    while done:"]).len(),
+            1
+        );
+        let js = ConditionChanged.check(
+            &diff("a.js", &["-  if (user.isAdmin()) {", "+  if (!user.isAdmin()) {"]),
+            Lang::JavaScript,
+        );
+        assert_eq!(js.len(), 1);
+        // A negation plus another change is a different condition.
+        assert!(hits(&ConditionChanged, &["-    if ready:", "+    if not ready and retry:"]).is_empty());
+        // `!=` is a comparison, not a negation token.
+        assert!(hits(&ConditionChanged, &["-    if a:", "+    if a != b:"]).is_empty());
+        // Not a guard.
+        assert!(hits(&ConditionChanged, &["-    flag = verify", "+    flag = not verify"]).is_empty());
     }
 
     #[test]
