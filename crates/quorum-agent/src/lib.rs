@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use quorum_context::ContextBuilder;
-use quorum_core::{AgentRole, AgentStatus};
+use quorum_core::{AgentRole, AgentStatus, Finding};
 use quorum_engine::{Engine, ReviewContext, ReviewInput, offline_engine};
 use quorum_events::{AgentResult, ConsumerGroup, ReviewRequested, SCHEMA_VERSION};
 use quorum_runtime::{
@@ -61,6 +61,26 @@ impl AgentHandler {
     }
 }
 
+/// Findings one agent reports per review at most. A review nobody reads to
+/// the end helps no one, and every finding travels in the aggregated and
+/// completed messages (Kafka's 1 MB default) with the request.
+pub const MAX_FINDINGS: usize = 50;
+
+/// The `max` most severe, most confident findings (ties keep report order),
+/// and a note saying how many were withheld.
+pub fn most_severe(mut findings: Vec<Finding>, max: usize) -> (Vec<Finding>, Option<String>) {
+    if findings.len() <= max {
+        return (findings, None);
+    }
+    let total = findings.len();
+    findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(b.confidence.total_cmp(&a.confidence)));
+    findings.truncate(max);
+    (
+        findings,
+        Some(format!("kept the {max} most severe of {total} findings")),
+    )
+}
+
 #[async_trait]
 impl Handler for AgentHandler {
     async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
@@ -84,12 +104,15 @@ impl Handler for AgentHandler {
                 ..Default::default()
             },
         };
-        let findings = self.engine.review(&ReviewInput {
-            title: &req.title,
-            body: &req.body,
-            diffs: &diffs,
-            context: &context,
-        });
+        let (findings, note) = most_severe(
+            self.engine.review(&ReviewInput {
+                title: &req.title,
+                body: &req.body,
+                diffs: &diffs,
+                context: &context,
+            }),
+            MAX_FINDINGS,
+        );
         for (backend, secs) in &context.timings {
             self.metrics.retrieval.with_label_values(&[backend]).observe(*secs);
         }
@@ -106,7 +129,7 @@ impl Handler for AgentHandler {
             status: AgentStatus::Done,
             findings,
             duration_ms: started.elapsed().as_millis() as u64,
-            error: None,
+            error: note,
             tokens: Default::default(),
         };
         let model = quorum_runtime::metrics::OFFLINE_MODEL;
@@ -178,4 +201,42 @@ pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
     .await?;
     handle.wait().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod cap_tests {
+    use super::*;
+    use quorum_core::{Category, Severity};
+
+    fn f(line: u32, severity: Severity, confidence: f64) -> Finding {
+        Finding {
+            file: "a.py".into(),
+            line,
+            start_line: None,
+            category: Category::Bug,
+            severity,
+            confidence,
+            title: "t".into(),
+            explanation: "e".into(),
+            suggestion: None,
+            rule: None,
+            agent: AgentRole::Static,
+            evidence: vec![],
+            agreed_by: vec![],
+        }
+    }
+
+    #[test]
+    fn keeps_the_most_severe_and_says_how_many_were_withheld() {
+        let all = vec![
+            f(1, Severity::Minor, 0.9),
+            f(2, Severity::Critical, 0.7),
+            f(3, Severity::Major, 0.6),
+            f(4, Severity::Major, 0.8),
+        ];
+        let (kept, note) = most_severe(all.clone(), 2);
+        assert_eq!(kept.iter().map(|f| f.line).collect::<Vec<_>>(), [2, 4]);
+        assert_eq!(note.as_deref(), Some("kept the 2 most severe of 4 findings"));
+        assert_eq!(most_severe(all.clone(), 4), (all, None));
+    }
 }

@@ -99,6 +99,10 @@ pub struct FileChange {
     pub status: FileStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch: Option<String>,
+    /// Why the patch was left out of the review (over the size budget), so
+    /// the review can say which files nobody read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub omitted: Option<String>,
 }
 
 impl FileChange {
@@ -339,6 +343,7 @@ mod tests {
             old_path: None,
             status: FileStatus::Added,
             patch: None,
+            omitted: None,
         };
         assert!(f.diff().0.binary);
     }

@@ -2,6 +2,7 @@
 //! clocks. Everything here is a pure function of its inputs, so every other
 //! crate can test against it without setting anything up.
 
+pub mod budget;
 pub mod cluster;
 pub mod diff;
 pub mod finding;

@@ -84,6 +84,9 @@ pub struct AgentReport {
     pub error: Option<String>,
 }
 
+/// How many not-reviewed files the body names.
+const NOT_REVIEWED_LISTED: usize = 20;
+
 /// One review, ready for any sink.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Review {
@@ -98,6 +101,9 @@ pub struct Review {
     /// The kept findings behind the comments (for the console and the eval).
     #[serde(default)]
     pub kept: Vec<Finding>,
+    /// Changed files nobody reviewed, with why (over the size budget).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_reviewed: Vec<(String, String)>,
 }
 
 /// The fingerprint of a finding: stable across pushes because it hashes the
@@ -235,6 +241,19 @@ impl Review {
             }
             let _ = writeln!(s, "\n</details>\n");
         }
+        if !self.not_reviewed.is_empty() {
+            let _ = writeln!(s, "### Not reviewed ({} file(s))\n", self.not_reviewed.len());
+            // Listed in full up to a point: a review body has a size limit
+            // (65,536 characters on GitHub) and the list is not the review.
+            for (path, why) in self.not_reviewed.iter().take(NOT_REVIEWED_LISTED) {
+                let _ = writeln!(s, "- `{path}`: {why}");
+            }
+            let more = self.not_reviewed.len().saturating_sub(NOT_REVIEWED_LISTED);
+            if more > 0 {
+                let _ = writeln!(s, "- … and {more} more");
+            }
+            let _ = writeln!(s);
+        }
         let _ = writeln!(s, "| agent | status | findings | time |\n|---|---|---|---|");
         for a in &self.agents {
             let status = match &a.error {
@@ -357,6 +376,7 @@ mod tests {
             agents: vec![],
             rejected: vec![],
             kept: vec![],
+            not_reviewed: vec![],
         };
         r.move_inline_to_body(0);
         assert!(r.inline.is_empty());
@@ -422,12 +442,21 @@ mod render_tests {
                 "not in the diff".into(),
             )],
             kept: kept.to_vec(),
+            not_reviewed: vec![(
+                "package-lock.json".into(),
+                "patch of 900 KiB is over the per-file limit of 128 KiB".into(),
+            )],
         };
         let md = review.render_markdown();
         let pos = |s: &str| md.find(s).unwrap_or_else(|| panic!("`{s}` missing from:\n{md}"));
         assert!(pos("## Quorum review — request_changes") < pos("### Outside the diff"));
         assert!(pos("- `shop/checkout.py:69` **Caller not updated**") < pos("### Inline comments"));
         assert!(md.contains("Rejected by critic (1)") && md.contains("Speculative — not in the diff"));
+        assert!(
+            pos("### Not reviewed (1 file(s))") < pos("| agent |")
+                && md.contains("- `package-lock.json`: patch of 900 KiB is over the per-file limit"),
+            "{md}"
+        );
         assert!(md.contains("#### `shop/pricing.py:11`") && md.contains("agreed by reviewer, security"));
         assert!(md.contains("#### `shop/pricing.py:12`") && md.contains("from static"));
         assert_eq!(review.inline.len(), 2);

@@ -115,6 +115,8 @@ pub struct AgentResult {
     pub status: AgentStatus,
     pub findings: Vec<Finding>,
     pub duration_ms: u64,
+    /// Why the agent failed, or, with `done`, a note on a partial result
+    /// (findings withheld over the per-agent cap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Model tokens spent (0 for the offline engine).

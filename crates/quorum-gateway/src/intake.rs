@@ -7,8 +7,9 @@
 
 use std::sync::Arc;
 
+use quorum_core::budget::{PatchBudget, fit_patches};
 use quorum_core::{JobPolicy, Provider, RepoRef, ReviewRequest, RunState};
-use quorum_events::{ReviewRequested, SCHEMA_VERSION};
+use quorum_events::{Payload, ReviewRequested, SCHEMA_VERSION};
 use quorum_runtime::{BusProducer, now_ms};
 use quorum_scm::{ChangeSource, ScmError};
 use quorum_store::{Claim, JobRecord, StateStore};
@@ -47,6 +48,7 @@ pub struct Intake {
     store: Arc<dyn StateStore>,
     producer: BusProducer,
     source: Arc<dyn ChangeSource>,
+    budget: PatchBudget,
 }
 
 impl Intake {
@@ -55,7 +57,15 @@ impl Intake {
             store,
             producer,
             source,
+            budget: PatchBudget::default(),
         }
+    }
+
+    /// How much patch text one request may carry; the rest is left out
+    /// and listed in the review as not reviewed.
+    pub fn with_budget(mut self, budget: PatchBudget) -> Self {
+        self.budget = budget;
+        self
     }
 
     /// The `intake` span is the root of the job's trace: the request
@@ -99,6 +109,15 @@ impl Intake {
                 ScmError::Invalid(m) => IntakeError::Invalid(m),
                 ScmError::Unavailable(m) => IntakeError::Unavailable(m),
             })?;
+        let mut files = fetched.files;
+        let omitted = fit_patches(&mut files, self.budget);
+        if omitted > 0 {
+            tracing::warn!(
+                job_id,
+                omitted,
+                "patches over the size budget are left out of the review"
+            );
+        }
         let now = now_ms();
         let request = ReviewRequest {
             job_id: job_id.to_string(),
@@ -112,10 +131,26 @@ impl Intake {
             author: change.author,
             base_sha: fetched.base_sha,
             head_sha: fetched.head_sha,
-            files: fetched.files,
+            files,
             policy: change.policy,
             requested_at_ms: now,
         };
+        let message = ReviewRequested {
+            schema_version: SCHEMA_VERSION,
+            request,
+        };
+        // Even without patches a change can be too big to travel (tens of
+        // thousands of files); that is the change's fault, not a retry's.
+        let size = message.encode().len();
+        if size > self.budget.request_bytes {
+            return Err(IntakeError::Invalid(format!(
+                "the change is too large to review: {} files make a {} KiB request even with {omitted} patch(es) left out; the limit is {} KiB",
+                message.request.files.len(),
+                size / 1024,
+                self.budget.request_bytes / 1024
+            )));
+        }
+        let request = &message.request;
         let unavailable = |e: quorum_store::StoreError| IntakeError::Unavailable(e.to_string());
         self.store
             .put_job(&JobRecord {
@@ -126,10 +161,7 @@ impl Intake {
             .map_err(unavailable)?;
         self.store.mark_pending(job_id, now).await.map_err(unavailable)?;
         self.producer
-            .publish(&ReviewRequested {
-                schema_version: SCHEMA_VERSION,
-                request,
-            })
+            .publish(&message)
             .await
             .map_err(|e| IntakeError::Unavailable(e.to_string()))?;
         Ok(())

@@ -81,6 +81,12 @@ impl Publisher {
                 .map(|j| (j.finding.clone(), j.reason.clone()))
                 .collect(),
             kept: completed.kept(),
+            not_reviewed: completed
+                .request
+                .files
+                .iter()
+                .filter_map(|f| f.omitted.as_ref().map(|why| (f.path.clone(), why.clone())))
+                .collect(),
         })
     }
 

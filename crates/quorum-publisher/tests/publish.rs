@@ -77,6 +77,7 @@ fn completed(job: &str, lines: &[u32], mode: PublishMode) -> CompletedReview {
         old_path: None,
         status: FileStatus::Modified,
         patch: Some("@@ -1,3 +1,4 @@\n a\n+b\n c\n d\n".into()),
+        omitted: None,
     }];
     CompletedReview {
         schema_version: SCHEMA_VERSION,

@@ -542,3 +542,65 @@ async fn consumer_lag_counts_waiting_messages_per_partition_and_drains_to_zero()
     stop.cancel();
     bus.close().await;
 }
+
+/// A handler whose output the producer refuses as too large is not retried
+/// (the same input makes the same output): the input goes to the DLQ after
+/// one attempt, and the partition moves on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_output_too_large_to_publish_dead_letters_the_input_at_once() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    struct Bloated {
+        calls: Arc<AtomicUsize>,
+    }
+    #[async_trait]
+    impl Handler for Bloated {
+        async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let size = if d.payload == b"huge" { 2 << 20 } else { 10 };
+            Ok(vec![OutMessage {
+                topic: Topic::Aggregated.name().into(),
+                key: "k".into(),
+                payload: vec![b'x'; size],
+                headers: vec![],
+            }])
+        }
+    }
+    let bus = Bus::new();
+    let log: Log = Default::default();
+    let stop = CancellationToken::new();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let spec = WorkerSpec {
+        service: "bloated".into(),
+        group: "bloated".into(),
+        topic: Topic::Completed,
+    };
+    let w = Worker::new(
+        &bus.config,
+        spec,
+        Arc::new(Bloated { calls: calls.clone() }),
+        bus.producer.clone(),
+        Metrics::new(),
+    )
+    .unwrap();
+    let h = tokio::spawn(w.run(stop.clone()));
+    bus.workers.lock().unwrap().push(h.abort_handle());
+    bus.worker("dlq-reader", Topic::Dlq, Recorder::new("dlq", &log), &stop);
+    bus.send(Topic::Completed, "job-big", "huge").await;
+    bus.send(Topic::Completed, "job-big", "small").await;
+    wait_until("dlq", Duration::from_secs(40), || !seen(&log, "dlq").is_empty()).await;
+    wait_until("the next message", Duration::from_secs(20), || {
+        calls.load(Ordering::SeqCst) >= 2
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "one attempt for the huge one, one for the next"
+    );
+    let dlq = seen(&log, "dlq");
+    assert_eq!(dlq.len(), 1);
+    assert_eq!(dlq[0].2, "huge");
+    stop.cancel();
+    bus.close().await;
+}

@@ -194,6 +194,7 @@ pub fn split_patches(text: &str) -> Vec<FileChange> {
                 old_path: file.old_path,
                 status: file.status,
                 patch: patch.or_else(|| (!file.binary).then(String::new)),
+                omitted: None,
             }
         })
         .collect()
