@@ -215,7 +215,7 @@ mod tests {
             ("inv/stock.py".to_string(), "def lookup(sku):\n    return {\"sku\": sku}\n".to_string()),
             (
                 "web/views.py".to_string(),
-                "from inv.stock import lookup\n\n\ndef show(sku):\n    return lookup(sku)[\"sku\"]\n\n\ndef safe(sku):\n    item = lookup(sku)\n    return item or {}\n".to_string(),
+                "from inv.stock import lookup\n\n\ndef show(sku):\n    return lookup(sku)[\"sku\"]\n\n\ndef safe(sku):\n    item = lookup(sku)\n    return item or {}\n\n\ndef load(sku):\n    item = lookup(sku)\n    log(item.sku)\n\n\ndef rebind(sku):\n    item = lookup(sku)\n    item = {}\n    return item[\"sku\"]\n".to_string(),
             ),
         ];
         let (base, _) = build(tree, None);
@@ -232,9 +232,18 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].rule.as_deref(), Some("graph:none-result-dereferenced"));
         assert_eq!(f[0].line, 2);
-        // `show` indexes the result at once; `safe` assigns it and is not judged.
+        // `show` indexes the result at once and `load` assigns it and then
+        // reads an attribute; `safe` tests it first (`item or {}`), and
+        // `rebind` replaces it before use.
         assert!(f[0].explanation.contains("web/views.py:5"), "{}", f[0].explanation);
+        assert!(f[0].explanation.contains("web/views.py:14"), "{}", f[0].explanation);
+        assert!(
+            f[0].explanation.contains("dereferences it at line 15"),
+            "{}",
+            f[0].explanation
+        );
         assert!(!f[0].explanation.contains("web/views.py:9"), "{}", f[0].explanation);
+        assert!(!f[0].explanation.contains("web/views.py:19"), "{}", f[0].explanation);
         // A function that could already return None changes nothing.
         let (base2, _) = build(
             vec![

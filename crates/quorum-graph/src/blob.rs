@@ -6,7 +6,7 @@ use crate::model::{Graph, GraphData};
 
 const MAGIC: &[u8; 3] = b"QGR";
 /// 2: call result use and `returns_none` in the facts.
-const FORMAT: u8 = 2;
+const FORMAT: u8 = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BlobError {

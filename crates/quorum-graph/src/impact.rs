@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use quorum_core::{FileDiff, LineKind};
 use serde::Serialize;
 
-use crate::extract::SymbolKind;
+use crate::extract::{ResultUse, SymbolKind};
 use crate::model::{EdgeKind, Graph, Target};
 use crate::resolve::RESOLVED;
 use crate::signature::{self, Misfit};
@@ -300,17 +300,23 @@ fn none_users(head: &Graph, id: u32) -> Vec<BrokenCall> {
         .incoming(id)
         .filter(|e| e.kind == EdgeKind::Calls && e.to == Target::Symbol(id) && e.confidence >= RESOLVED)
         .filter_map(|e| head.call_of(e).map(|c| (e, c)))
-        .filter(|(_, c)| c.result_use == crate::extract::ResultUse::Direct)
-        .map(|(e, c)| {
+        .filter_map(|(e, c)| {
+            let problem = match c.result_use {
+                ResultUse::Direct => format!("uses the result directly, but `{name}` can now return None"),
+                ResultUse::AssignedThenUsed(at) => format!(
+                    "assigns the result and dereferences it at line {at} without a None check, but `{name}` can now return None"
+                ),
+                _ => return None,
+            };
             let s = head.symbol(e.from);
-            BrokenCall {
+            Some(BrokenCall {
                 path: s.path.to_string(),
                 line: c.line,
                 caller: s.qname.clone(),
                 text: c.text.clone(),
-                problem: format!("uses the result directly, but `{name}` can now return None"),
+                problem,
                 kind: BreakKind::NoneResult,
-            }
+            })
         })
         .collect();
     out.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));

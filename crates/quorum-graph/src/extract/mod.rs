@@ -79,14 +79,18 @@ pub struct SymbolFact {
     pub returns_none: bool,
 }
 
-/// How a call's result is used where it is made. `Direct` uses fail at run
-/// time on `None` (`f().x`, `f()[0]`, `f() + 1`, `for x in f()`).
+/// How a call's result is used where it is made. `Direct` and
+/// `AssignedThenUsed` uses fail at run time on `None` (`f().x`, `f()[0]`,
+/// `f() + 1`, `for x in f()`, `x = f(); x.y`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum ResultUse {
     /// A statement of its own: the result is dropped.
     Discarded,
     /// Dereferenced at once: attribute, subscript, arithmetic, iteration.
     Direct,
+    /// Assigned to a name that the following statements dereference (at
+    /// this line) before any test of it: `x = f()` then `x.y`.
+    AssignedThenUsed(u32),
     /// Anything else (assigned, passed on, returned, tested).
     #[default]
     Other,

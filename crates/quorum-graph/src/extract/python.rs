@@ -201,7 +201,7 @@ impl Walker<'_, '_> {
             keywords,
             spread,
             text: snippet(node, self.src),
-            result_use: result_use(node),
+            result_use: result_use(node, self.src),
         });
     }
 
@@ -268,7 +268,7 @@ impl Walker<'_, '_> {
 }
 
 /// How the value of `call` is used by its parent.
-fn result_use(call: Node<'_>) -> ResultUse {
+fn result_use(call: Node<'_>, src: &[u8]) -> ResultUse {
     let Some(parent) = call.parent() else {
         return ResultUse::Other;
     };
@@ -279,8 +279,57 @@ fn result_use(call: Node<'_>) -> ResultUse {
         "subscript" if is("value") => ResultUse::Direct,
         "binary_operator" | "unary_operator" | "augmented_assignment" => ResultUse::Direct,
         "for_statement" | "for_in_clause" if is("right") => ResultUse::Direct,
+        "assignment" if is("right") => assigned_use(parent, src).unwrap_or(ResultUse::Other),
         _ => ResultUse::Other,
     }
+}
+
+/// What the statements after `name = call()` do first with `name`: a
+/// dereference (`AssignedThenUsed`), or anything else — a test (`if x`,
+/// `x is None`, `x or …`), a reassignment, passing it on — which ends the
+/// search (`None`). Only straight-line code of the same block is read.
+fn assigned_use(assignment: Node<'_>, src: &[u8]) -> Option<ResultUse> {
+    let left = assignment.child_by_field_name("left")?;
+    if left.kind() != "identifier" {
+        return None;
+    }
+    let name = text(left, src);
+    let statement = assignment.parent().filter(|p| p.kind() == "expression_statement")?;
+    let mut next = statement.next_named_sibling();
+    while let Some(stmt) = next {
+        if let Some(first) = first_use(stmt, name, src) {
+            return first;
+        }
+        next = stmt.next_named_sibling();
+    }
+    None
+}
+
+/// The first use of `name` in `node` (document order), classified; `None`
+/// when `name` does not occur. Nested definitions are not entered.
+fn first_use(node: Node<'_>, name: &str, src: &[u8]) -> Option<Option<ResultUse>> {
+    if matches!(node.kind(), "function_definition" | "class_definition" | "lambda") {
+        return None;
+    }
+    if node.kind() == "identifier" && text(node, src) == name {
+        return Some(classify_use(node));
+    }
+    let mut c = node.walk();
+    let children: Vec<Node<'_>> = node.named_children(&mut c).collect();
+    children.into_iter().find_map(|child| first_use(child, name, src))
+}
+
+fn classify_use(ident: Node<'_>) -> Option<ResultUse> {
+    let parent = ident.parent()?;
+    let is = |field: &str| parent.child_by_field_name(field).is_some_and(|c| c.id() == ident.id());
+    let deref = match parent.kind() {
+        "attribute" => is("object"),
+        "subscript" => is("value"),
+        "binary_operator" => true,
+        "for_statement" | "for_in_clause" => is("right"),
+        _ => false,
+    };
+    deref.then(|| ResultUse::AssignedThenUsed(line_of(ident)))
 }
 
 /// Whether a function may return `None`: its annotation admits it, or its
