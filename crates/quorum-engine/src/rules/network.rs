@@ -68,9 +68,72 @@ impl Rule for MissingTimeout {
                     hits.push(Hit::at(*n, text));
                 }
             }
+            // Any client (a session, an SDK, a socket helper): the change took
+            // a `timeout` argument out of a call that is still there.
+            for (line, detail) in dropped_timeouts(h) {
+                if !hits.iter().any(|x| x.line == line) {
+                    let mut hit = Hit::at(line, detail);
+                    hit.confidence = Some(0.8);
+                    hits.push(hit);
+                }
+            }
         }
         hits
     }
+}
+
+static TIMEOUT_ARG: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b(timeout|connect_timeout|read_timeout)\s*=").unwrap());
+static CALLEE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"([A-Za-z_][\w.]*)\s*\(").unwrap());
+
+/// A signature, where `timeout=` is a parameter's default, not an argument.
+fn is_definition(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("def ") || t.starts_with("async def ") || t.starts_with("class ")
+}
+
+/// Calls whose `timeout=` argument the change removed while the call stays:
+/// a replaced line that lost it, or a deleted argument line inside a call
+/// whose opening line is still on the new side.
+fn dropped_timeouts(h: &quorum_core::Hunk) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    let added_timeout = h
+        .lines
+        .iter()
+        .any(|l| l.kind == quorum_core::LineKind::Added && l.text.contains("timeout"));
+    if added_timeout {
+        return out;
+    }
+    // One line replaced by one without the argument, the same callee on both.
+    for (old, n, new) in super::similar_pairs(h) {
+        if TIMEOUT_ARG.is_match(old) && !new.contains("timeout") && !is_definition(new) {
+            let callees = |s: &str| CALLEE.captures_iter(s).map(|c| c[1].to_string()).collect::<Vec<_>>();
+            let before = callees(old);
+            if callees(new).iter().any(|c| before.contains(c)) {
+                out.push((n, format!("`{}` became `{}`", old.trim(), new.trim())));
+            }
+        }
+    }
+    // A whole `timeout=…,` argument line deleted from a multi-line call.
+    let side = new_side(h);
+    for (at, removed) in super::removed_with_anchor(h) {
+        let t = removed.trim();
+        if !(TIMEOUT_ARG.is_match(t) && t.starts_with(|c: char| c.is_alphabetic() || c == '_')) {
+            continue;
+        }
+        // Walk up from where the line was to the call's opening line.
+        let mut depth = 0i32;
+        for (n, text, _) in side.iter().rev().filter(|(n, _, _)| *n < at) {
+            depth += text.matches('(').count() as i32 - text.matches(')').count() as i32;
+            if depth > 0 {
+                if CALLEE.is_match(text) && !is_definition(text) && !out.iter().any(|(l, _)| l == n) {
+                    out.push((*n, format!("`{t}` was removed from this call")));
+                }
+                break;
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -121,6 +184,51 @@ mod tests {
             MissingTimeout
                 .check(&diff("c.js", &["+requests.get(url)"]), Lang::JavaScript)
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn any_client_that_lost_its_timeout() {
+        assert_eq!(
+            lines(&[
+                "     resp = self.session.get(",
+                "         self.url,",
+                "-        timeout=self.timeout,",
+                "         headers=h,",
+                "     )",
+            ]),
+            vec![1]
+        );
+        assert_eq!(
+            lines(&[
+                "-    data = client.fetch(key, timeout=2.0)",
+                "+    data = client.fetch(key)",
+            ]),
+            vec![1]
+        );
+        // The timeout moved, or was replaced by another one: not lost.
+        assert!(lines(&["-    c.fetch(key, timeout=2)", "+    c.fetch(key, timeout=self.t)"]).is_empty());
+        assert!(
+            lines(&[
+                "-    c.fetch(key, timeout=2)",
+                "+    c.fetch(key)",
+                "+    c.settimeout(2)",
+            ])
+            .is_empty()
+        );
+        // A different call replaced it.
+        assert!(lines(&["-    c.fetch(key, timeout=2)", "+    cached(key)"]).is_empty());
+        // A parameter's default, not a call's argument.
+        assert!(lines(&["-def fetch(key, timeout=2):", "+def fetch(key):", "     pass"]).is_empty());
+        assert!(
+            lines(&[
+                "     def fetch(",
+                "         key,",
+                "-        timeout=2,",
+                "     ):",
+                "         pass",
+            ])
+            .is_empty()
         );
     }
 
