@@ -98,8 +98,8 @@ heldout-check: build
 	done
 
 # Findings the offline engine ships on six released Python packages, each
-# added in PRs that fit the review's size budget (pip-fetched sdists; not in `make test`: it needs
-# PyPI). Writes eval/noise/noise.md with every finding listed.
+# added in PRs that fit the review's size budget (pip-fetched sdists; not in
+# `make test`: it needs PyPI). Writes eval/noise/noise.md, every finding listed.
 noise: deps build
 	python3 eval/noise/run.py $(BIN)/quorum eval/noise
 
