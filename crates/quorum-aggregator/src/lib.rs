@@ -111,6 +111,21 @@ impl Aggregator {
         }
         match self.publish(job_id, late, trace).await {
             Ok(()) => Ok(Flush::Flushed),
+            // The aggregated review cannot be published as it is, now or
+            // later: the job fails (with why) and the guard stays taken, so
+            // neither the sweeper nor a redelivery tries it again.
+            Err(HandlerError::Invalid(reason)) => {
+                let reason = format!("aggregated review cannot be published: {reason}");
+                self.store
+                    .set_run_state(job_id, RunState::Failed, Some(&reason))
+                    .await
+                    .map_err(HandlerError::retryable)?;
+                self.store
+                    .clear_pending(job_id)
+                    .await
+                    .map_err(HandlerError::retryable)?;
+                Err(HandlerError::Invalid(reason))
+            }
             Err(e) => {
                 let _ = self.store.release_guard(&guard).await;
                 Err(e)
@@ -135,7 +150,13 @@ impl Aggregator {
         }
         let tp = trace::outgoing(&tracing::Span::current(), trace);
         let msg = OutMessage::of(&payload).with_header(headers::TRACEPARENT, tp);
-        self.producer.send(&msg).await.map_err(HandlerError::retryable)?;
+        self.producer.send(&msg).await.map_err(|e| {
+            if e.is_message_too_large() {
+                HandlerError::invalid(e)
+            } else {
+                HandlerError::retryable(e)
+            }
+        })?;
         self.store
             .set_run_state(job_id, RunState::Aggregated, None)
             .await
@@ -157,18 +178,29 @@ impl Aggregator {
             .await
             .map_err(HandlerError::retryable)?;
         let mut flushed = 0;
+        let mut first_error = None;
+        // One job that cannot be flushed must not hold up the others.
         for job_id in due {
-            match self.flush(&job_id, true, None).await? {
-                Flush::Flushed => flushed += 1,
+            match self.flush(&job_id, true, None).await {
+                Ok(Flush::Flushed) => flushed += 1,
                 // Flushed by the handler (or another replica) meanwhile.
-                _ => self
+                Ok(_) => self
                     .store
                     .clear_pending(&job_id)
                     .await
                     .map_err(HandlerError::retryable)?,
+                // Already marked failed and taken off the pending list.
+                Err(HandlerError::Invalid(reason)) => warn!(job_id, %reason, "job failed at the deadline flush"),
+                Err(e) => {
+                    warn!(job_id, error = %e, "deadline flush failed; will try again");
+                    first_error.get_or_insert(e);
+                }
             }
         }
-        Ok(flushed)
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(flushed),
+        }
     }
 }
 

@@ -150,3 +150,42 @@ async fn two_replicas_flush_a_job_exactly_once() {
     }
     assert_eq!(aggregated(&ctx).await.len(), 10);
 }
+
+/// A job whose aggregated review the broker refuses as too large fails for
+/// good with the reason, and does not hold up the other due jobs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_too_large_to_flush_fails_and_the_sweep_goes_on() {
+    let ctx = ServiceContext::embedded(|_| {}).unwrap();
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    let mut huge = sample_job("huge", 1);
+    huge.request.files = vec![quorum_core::FileChange {
+        path: "bundle.js".into(),
+        old_path: None,
+        status: quorum_core::FileStatus::Added,
+        patch: Some(format!("@@ -0,0 +1,1 @@\n+{}\n", "x".repeat(2 << 20))),
+        omitted: None,
+    }];
+    store.put_job(&huge).await.unwrap();
+    store.put_job(&sample_job("fine", 2)).await.unwrap();
+    store.mark_pending("huge", 1).await.unwrap();
+    store.mark_pending("fine", 2).await.unwrap();
+    let agg = Aggregator::new(store.clone(), ctx.producer.clone());
+    assert_eq!(
+        agg.sweep(Duration::from_millis(0)).await.unwrap(),
+        1,
+        "`fine` is flushed"
+    );
+    let run = store.get_run("huge").await.unwrap().unwrap();
+    assert_eq!(run.state, RunState::Failed);
+    assert!(
+        run.reason.as_deref().unwrap_or("").contains("cannot be published"),
+        "{:?}",
+        run.reason
+    );
+    assert_eq!(agg.sweep(Duration::from_millis(0)).await.unwrap(), 0, "not tried again");
+    let out = aggregated(&ctx).await;
+    assert_eq!(
+        out.iter().map(|a| a.request.job_id.as_str()).collect::<Vec<_>>(),
+        ["fine"]
+    );
+}

@@ -58,3 +58,16 @@ pub enum RuntimeError {
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
 }
+
+impl RuntimeError {
+    /// The broker (or the producer's own limit) refused a message as too
+    /// large: sending the same message again fails the same way.
+    pub fn is_message_too_large(&self) -> bool {
+        matches!(
+            self,
+            RuntimeError::Kafka(rdkafka::error::KafkaError::MessageProduction(
+                rdkafka::types::RDKafkaErrorCode::MessageSizeTooLarge
+            ))
+        )
+    }
+}

@@ -251,7 +251,9 @@ impl Worker {
                 Ok(()) => "ok",
                 // The broker refuses the output as too large: retrying
                 // produces the same output, so it is dead-lettered at once.
-                Err(e) if is_too_large(&e) => self.retry_or_dlq(&delivery, HandlerError::invalid(e), shutdown).await?,
+                Err(e) if e.is_message_too_large() => {
+                    self.retry_or_dlq(&delivery, HandlerError::invalid(e), shutdown).await?
+                }
                 Err(e) => {
                     self.retry_or_dlq(&delivery, HandlerError::retryable(e), shutdown)
                         .await?
@@ -472,15 +474,6 @@ fn jitter(base: Duration) -> Duration {
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
     base.mul_f64((nanos % 1000) as f64 / 1000.0)
-}
-
-fn is_too_large(e: &RuntimeError) -> bool {
-    matches!(
-        e,
-        RuntimeError::Kafka(rdkafka::error::KafkaError::MessageProduction(
-            rdkafka::types::RDKafkaErrorCode::MessageSizeTooLarge
-        ))
-    )
 }
 
 /// Publishes `quorum_consumer_lag{group, partition}` from committed offsets
