@@ -26,7 +26,8 @@ scrypt or Argon2).",
 static WEAK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?i)(hashlib\.(md5|sha1)\s*\(|hashlib\.new\(\s*["'](md5|sha1)["']|createHash\(\s*["'](md5|sha1)["']|md5\.(New|Sum)\(|sha1\.(New|Sum)\(|MessageDigest\.getInstance\(\s*"(MD5|SHA-?1)")"#).unwrap()
 });
-static PASSWORDISH: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)(passw|pwd|credential|secret)").unwrap());
+static PASSWORDISH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)(passw|pwd|\bpw\b|_pw\b|\bpw_|passphrase|credential|secret)").unwrap());
 
 impl Rule for WeakPasswordHash {
     fn meta(&self) -> &'static RuleMeta {
@@ -158,6 +159,27 @@ mod tests {
             &[" def etag(body):", "+    return hashlib.md5(body).hexdigest()"],
         );
         assert!(h.is_empty(), "a checksum is not a password hash: {h:?}");
+        let h = hits(
+            &WeakPasswordHash,
+            "users.py",
+            &[
+                " def store(user, pw):",
+                "+    user.digest = hashlib.sha1(pw.encode()).hexdigest()",
+            ],
+        );
+        assert_eq!(h.len(), 1, "`pw` is a password");
+        assert!(
+            hits(
+                &WeakPasswordHash,
+                "cache.py",
+                &[
+                    " def key(power):",
+                    "+    return hashlib.md5(power.encode()).hexdigest()"
+                ]
+            )
+            .is_empty(),
+            "`power` is not"
+        );
         assert!(
             hits(
                 &WeakPasswordHash,
