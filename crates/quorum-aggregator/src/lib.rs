@@ -150,13 +150,7 @@ impl Aggregator {
         }
         let tp = trace::outgoing(&tracing::Span::current(), trace);
         let msg = OutMessage::of(&payload).with_header(headers::TRACEPARENT, tp);
-        self.producer.send(&msg).await.map_err(|e| {
-            if e.is_message_too_large() {
-                HandlerError::invalid(e)
-            } else {
-                HandlerError::retryable(e)
-            }
-        })?;
+        self.producer.send(&msg).await.map_err(HandlerError::from_send)?;
         self.store
             .set_run_state(job_id, RunState::Aggregated, None)
             .await

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::demo::DEMO_REPO;
 use crate::fleet::{Fleet, FleetOptions, wait_for_review};
-use crate::webhook::{Accepted, deliver, pull_request_payload};
+use crate::webhook::{open_pull_request, pull_request_payload};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchArgs {
@@ -73,9 +73,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<BenchReport> {
     let mut latencies = Vec::new();
     for i in 0..=args.reviews {
         let body = pull_request_payload(DEMO_REPO, i + 1, &repo.base, &repo.head, &case.title, &case.body);
-        let (status, reply) = deliver(&client, fleet.gateway, &secret, "pull_request", body).await?;
-        anyhow::ensure!(status == 202, "gateway answered {status}: {reply}");
-        let accepted: Accepted = serde_json::from_value(reply)?;
+        let accepted = open_pull_request(&client, fleet.gateway, &secret, body).await?;
         let t = Instant::now();
         wait_for_review(store.as_ref(), &accepted.job_id, Duration::from_secs(60)).await?;
         if i > 0 {

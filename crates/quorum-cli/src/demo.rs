@@ -14,7 +14,7 @@ use quorum_scm::{LocalGit, LocalRepos};
 use quorum_store::MemoryStore;
 
 use crate::fleet::{Fleet, FleetOptions, wait_for_review};
-use crate::webhook::{Accepted, deliver, pull_request_payload};
+use crate::webhook::{open_pull_request, pull_request_payload};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct DemoArgs {
@@ -65,9 +65,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<Review> {
     let client = reqwest::Client::new();
     let body = pull_request_payload(DEMO_REPO, 1, &repo.base, &repo.head, &case.title, &case.body);
     let sent = Instant::now();
-    let (status, reply) = deliver(&client, fleet.gateway, &secret, "pull_request", body).await?;
-    anyhow::ensure!(status == 202, "gateway answered {status}: {reply}");
-    let accepted: Accepted = serde_json::from_value(reply)?;
+    let accepted = open_pull_request(&client, fleet.gateway, &secret, body).await?;
     println!("▸ webhook accepted: job {}", accepted.job_id);
     let review = wait_for_review(store.as_ref(), &accepted.job_id, Duration::from_secs(120)).await?;
     let latency = sent.elapsed();

@@ -58,3 +58,16 @@ pub async fn deliver(
     let value = resp.json().await.unwrap_or(serde_json::Value::Null);
     Ok((status, value))
 }
+
+/// Delivers a `pull_request` event and returns the job it was accepted as;
+/// any answer but 202 is an error that carries the gateway's reply.
+pub async fn open_pull_request(
+    client: &reqwest::Client,
+    gateway: SocketAddr,
+    secret: &[u8],
+    body: Vec<u8>,
+) -> anyhow::Result<Accepted> {
+    let (status, reply) = deliver(client, gateway, secret, "pull_request", body).await?;
+    anyhow::ensure!(status == 202, "gateway answered {status}: {reply}");
+    Ok(serde_json::from_value(reply)?)
+}

@@ -11,7 +11,7 @@ use std::time::Duration;
 use quorum_cli::demo::DEMO_REPO;
 use quorum_cli::drafts::{Decided, decide};
 use quorum_cli::fleet::{Fleet, FleetOptions, wait_for_review};
-use quorum_cli::webhook::{Accepted, deliver, pull_request_payload};
+use quorum_cli::webhook::{open_pull_request, pull_request_payload};
 use quorum_core::{PublishMode, RunState};
 use quorum_eval::{build_case_repo, case::load_case};
 use quorum_events::DraftDecision;
@@ -50,11 +50,7 @@ async fn draft_is_stored_then_approved_or_discarded_through_the_publisher() {
     let mut jobs = vec![];
     for number in [1, 2] {
         let body = pull_request_payload(DEMO_REPO, number, &repo.base, &repo.head, &case.title, &case.body);
-        let (status, reply) = deliver(&client, fleet.gateway, &secret, "pull_request", body)
-            .await
-            .unwrap();
-        assert_eq!(status, 202, "{reply}");
-        let accepted: Accepted = serde_json::from_value(reply).unwrap();
+        let accepted = open_pull_request(&client, fleet.gateway, &secret, body).await.unwrap();
         wait_for_review(store.as_ref(), &accepted.job_id, Duration::from_secs(60))
             .await
             .unwrap();

@@ -4,22 +4,8 @@
 //! the budget, publishing the request failed with `MessageSizeTooLarge` and
 //! nothing was reviewed at all.
 
-use std::path::Path;
-use std::process::Command;
-
 use quorum_cli::review::{ReviewArgs, run};
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.email=t@quorum", "-c", "user.name=t"])
-        .args(args)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "git {args:?}");
-}
+use quorum_testkit::git;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_change_is_reviewed_without_the_patches_that_do_not_fit() {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use quorum_cli::webhook::{Accepted, deliver, pull_request_payload};
+use quorum_cli::webhook::{open_pull_request, pull_request_payload};
 use quorum_eval::{build_case_repo, case::load_case};
 use quorum_store::{RedisStore, StateStore};
 use quorum_testkit::{RedisServer, bin_dir, free_port, wait_for_port};
@@ -116,17 +116,10 @@ async fn a_review_completes_across_separate_processes() {
     }
 
     let body = pull_request_payload("storefront/shop", 7, &repo.base, &repo.head, &case.title, &case.body);
-    let (status, reply) = deliver(
-        &client,
-        format!("127.0.0.1:{gateway_port}").parse().unwrap(),
-        b"multi-process",
-        "pull_request",
-        body,
-    )
-    .await
-    .unwrap();
-    assert_eq!(status, 202, "{reply}");
-    let accepted: Accepted = serde_json::from_value(reply).unwrap();
+    let gateway = format!("127.0.0.1:{gateway_port}").parse().unwrap();
+    let accepted = open_pull_request(&client, gateway, b"multi-process", body)
+        .await
+        .unwrap();
 
     let store = RedisStore::connect(&redis.url(), &prefix).await.unwrap();
     let review = match quorum_cli::fleet::wait_for_review(&store, &accepted.job_id, Duration::from_secs(90)).await {

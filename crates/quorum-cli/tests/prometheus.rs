@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use quorum_cli::demo::DEMO_REPO;
 use quorum_cli::fleet::{Fleet, FleetOptions, wait_for_review};
-use quorum_cli::webhook::{Accepted, deliver, pull_request_payload};
+use quorum_cli::webhook::{open_pull_request, pull_request_payload};
 use quorum_core::{Provider, RepoRef};
 use quorum_eval::{build_case_repo, case::load_case};
 use quorum_events::{IndexRequested, SCHEMA_VERSION, Topic};
@@ -167,11 +167,7 @@ async fn every_dashboard_query_returns_data_from_a_real_prometheus() {
         .unwrap();
     for i in 0..6u64 {
         let body = pull_request_payload(DEMO_REPO, i + 1, &repo.base, &repo.head, &case.title, &case.body);
-        let (status, reply) = deliver(&client, fleet.gateway, &secret, "pull_request", body)
-            .await
-            .unwrap();
-        assert_eq!(status, 202, "{reply}");
-        let accepted: Accepted = serde_json::from_value(reply).unwrap();
+        let accepted = open_pull_request(&client, fleet.gateway, &secret, body).await.unwrap();
         wait_for_review(store.as_ref(), &accepted.job_id, Duration::from_secs(60))
             .await
             .unwrap();

@@ -28,6 +28,16 @@ impl HandlerError {
     pub fn fatal(e: impl std::fmt::Display) -> Self {
         HandlerError::Fatal(e.to_string())
     }
+    /// A failed publish: a message the broker refuses as too large is
+    /// invalid (sending it again fails the same way); anything else may pass
+    /// on a retry.
+    pub fn from_send(e: RuntimeError) -> Self {
+        if e.is_message_too_large() {
+            HandlerError::invalid(e)
+        } else {
+            HandlerError::retryable(e)
+        }
+    }
 
     pub fn kind(&self) -> &'static str {
         match self {

@@ -249,13 +249,10 @@ impl Worker {
         let outcome = match result {
             Ok(outs) => match self.produce_all(&delivery, &outs).await {
                 Ok(()) => "ok",
-                // The broker refuses the output as too large: retrying
-                // produces the same output, so it is dead-lettered at once.
-                Err(e) if e.is_message_too_large() => {
-                    self.retry_or_dlq(&delivery, HandlerError::invalid(e), shutdown).await?
-                }
+                // An output the broker refuses as too large is invalid: the
+                // same input makes the same output, so it is dead-lettered at once.
                 Err(e) => {
-                    self.retry_or_dlq(&delivery, HandlerError::retryable(e), shutdown)
+                    self.retry_or_dlq(&delivery, HandlerError::from_send(e), shutdown)
                         .await?
                 }
             },

@@ -13,10 +13,10 @@
 
 use std::sync::LazyLock;
 
-use quorum_core::{Category, FileDiff, Hunk, LineKind, Severity};
+use quorum_core::{Category, FileDiff, Hunk, Severity};
 use regex::Regex;
 
-use super::{Hit, Rule, RuleMeta, new_side};
+use super::{Hit, Rule, RuleMeta, new_side, old_side};
 use crate::lang::{Lang, indent};
 
 pub struct SwallowedException;
@@ -75,14 +75,6 @@ fn only_reports(stmts: &[&str]) -> bool {
             || matches!(*s, "pass" | "..." | "continue" | "break" | "return" | "return None")
             || LOG_CALL.is_match(s)
     })
-}
-
-/// A hunk's old side: (old line number, text, was it removed).
-fn old_side(h: &Hunk) -> Vec<(u32, &str, bool)> {
-    h.lines
-        .iter()
-        .filter_map(|l| l.old_line.map(|n| (n, l.text.as_str(), l.kind == LineKind::Removed)))
-        .collect()
 }
 
 fn caught(clause: &str) -> String {

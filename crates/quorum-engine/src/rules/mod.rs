@@ -123,6 +123,14 @@ pub fn new_side(h: &Hunk) -> Vec<(u32, &str, bool)> {
         .collect()
 }
 
+/// A hunk's old side: (old line number, text, was it removed).
+pub fn old_side(h: &Hunk) -> Vec<(u32, &str, bool)> {
+    h.lines
+        .iter()
+        .filter_map(|l| l.old_line.map(|n| (n, l.text.as_str(), l.kind == LineKind::Removed)))
+        .collect()
+}
+
 /// Added lines of a file with their numbers.
 pub fn added_lines(file: &FileDiff) -> impl Iterator<Item = (u32, &str)> {
     file.hunks
