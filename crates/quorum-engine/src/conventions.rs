@@ -158,6 +158,11 @@ fn globs(patterns: &[String]) -> Result<Option<GlobSet>, globset::Error> {
 }
 
 impl Conventions {
+    /// `(id, message)` of every rule, for a model's prompt.
+    pub fn summaries(&self) -> Vec<(String, String)> {
+        self.rules.iter().map(|r| (r.id.clone(), r.message.clone())).collect()
+    }
+
     pub fn len(&self) -> usize {
         self.rules.len()
     }
