@@ -156,9 +156,18 @@ impl Conversation<'_> {
 
     /// Tells the model the next answer is its last; appended so history
     /// stays a prefix of what follows.
+    /// A user message not yet sent (the action protocol's tool results)
+    /// carries it; otherwise it is a message of its own.
     fn note_last_turn(&mut self) {
-        self.messages.push(json!({"role": "user", "content":
-            "This is your last turn: tools are off. Answer now with the findings JSON."}));
+        const NOTE: &str = "This is your last turn: tools are off. Answer now with the findings JSON.";
+        if let Some(last) = self.messages.last_mut()
+            && last["role"] == "user"
+            && let Some(text) = last["content"].as_str()
+        {
+            last["content"] = Value::String(format!("{text}{NOTE}"));
+            return;
+        }
+        self.messages.push(json!({"role": "user", "content": NOTE}));
     }
 
     fn request(&self, tools_on: bool) -> ChatRequest {
