@@ -15,7 +15,7 @@ CACHE=${QUORUM_LLM_CACHE:-$HOME/.cache/quorum/llm}
 mkdir -p "$CACHE"
 SERVER=$CACHE/bin/llama-server
 MODEL=$CACHE/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
-MODEL_SHA256=${QUORUM_LLM_MODEL_SHA256:-PINNED_AFTER_FIRST_ASSEMBLY}
+MODEL_SHA256=${QUORUM_LLM_MODEL_SHA256:-cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046}
 
 if [ ! -x "$SERVER" ]; then
   command -v cmake >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends cmake
@@ -72,7 +72,7 @@ PY
 fi
 
 got=$(sha256sum "$MODEL" | cut -d' ' -f1)
-if [ "$MODEL_SHA256" != "PINNED_AFTER_FIRST_ASSEMBLY" ] && [ "$got" != "$MODEL_SHA256" ]; then
+if [ "$got" != "$MODEL_SHA256" ]; then
   echo "model sha256 $got does not match the pinned $MODEL_SHA256; delete $MODEL to re-fetch" >&2
   exit 1
 fi

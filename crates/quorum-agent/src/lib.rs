@@ -6,57 +6,192 @@
 //! report) comes from the shared [`ContextBuilder`]: graphs live in the
 //! store, so any replica can review any job.
 
+mod graph_tools;
+
 use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
 use quorum_context::ContextBuilder;
-use quorum_core::{AgentRole, AgentStatus, Finding};
-use quorum_engine::{Engine, ReviewContext, ReviewInput, offline_engine};
+use quorum_context::tools::JobTools;
+use quorum_core::{AgentRole, AgentStatus, ContextMode, Finding};
+use quorum_engine::{ContextNeeds, Engine, ReviewContext, ReviewInput, offline_engine};
 use quorum_events::{AgentResult, ConsumerGroup, ReviewRequested, SCHEMA_VERSION};
+use quorum_events::payloads::TokenUsage;
+use quorum_llm::{LlmConfig, ModelReviewer, NotIndexed, SearchIndex, ToolBox};
 use quorum_runtime::{
     CancellationToken, Delivery, Handler, HandlerError, Metrics, OutMessage, RuntimeError, ServiceContext,
     ServiceHandle, WorkerSpec, start_worker_service,
 };
+
+pub use graph_tools::GraphTools;
 
 /// An agent's configuration.
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
     pub role: AgentRole,
     pub http_addr: std::net::SocketAddr,
+    /// The model endpoint; `None`: the offline engine reviews.
+    pub llm: Option<LlmConfig>,
+}
+
+/// Which engine reviews a role. [`engine_for`] is the one place that
+/// decides.
+pub enum RoleEngine {
+    /// Deterministic analysis only (the static role, or no model).
+    Offline(Box<dyn Engine>),
+    /// The model's tool loop, with the offline engine as its fallback.
+    Model {
+        model: Arc<ModelReviewer>,
+        offline: Box<dyn Engine>,
+    },
+}
+
+/// The engine of `role`: the static role never uses a model; the others use
+/// it when one is configured.
+pub fn engine_for(role: AgentRole, model: Option<Arc<ModelReviewer>>) -> RoleEngine {
+    match model {
+        Some(model) if role != AgentRole::Static => RoleEngine::Model {
+            model,
+            offline: offline_engine(role),
+        },
+        _ => RoleEngine::Offline(offline_engine(role)),
+    }
 }
 
 /// Reviews one request with the role's engine.
 pub struct AgentHandler {
-    engine: Box<dyn Engine>,
+    role: AgentRole,
+    engine: RoleEngine,
     context: Option<Arc<ContextBuilder>>,
+    search: Arc<dyn SearchIndex>,
     metrics: Metrics,
+}
+
+/// What one review produced, whichever engine ran.
+struct Outcome {
+    findings: Vec<Finding>,
+    tokens: TokenUsage,
+    note: Option<String>,
+    model: String,
 }
 
 impl AgentHandler {
     /// `context` is `None` when the agent cannot read repositories: it then
     /// reviews the diff alone.
     pub fn new(role: AgentRole, context: Option<Arc<ContextBuilder>>, metrics: Metrics) -> Self {
-        // The offline engine makes no model or tool calls; its series exist
-        // at zero so dashboards show "none" rather than "no data".
+        Self::with_engine(role, engine_for(role, None), context, metrics)
+    }
+
+    pub fn with_engine(
+        role: AgentRole,
+        engine: RoleEngine,
+        context: Option<Arc<ContextBuilder>>,
+        metrics: Metrics,
+    ) -> Self {
+        // Series exist at zero so dashboards show "none" rather than
+        // "no data".
         let r = role.as_str();
+        let model = match &engine {
+            RoleEngine::Offline(_) => quorum_runtime::metrics::OFFLINE_MODEL.to_string(),
+            RoleEngine::Model { model, .. } => model.config().model.clone(),
+        };
         for kind in quorum_runtime::metrics::TOKEN_KINDS {
-            metrics
-                .llm_tokens
-                .with_label_values(&[r, quorum_runtime::metrics::OFFLINE_MODEL, kind]);
+            metrics.llm_tokens.with_label_values(&[r, &model, kind]);
         }
         for outcome in ["ok", "error"] {
-            metrics
-                .llm_calls
-                .with_label_values(&[r, quorum_runtime::metrics::OFFLINE_MODEL, outcome]);
+            metrics.llm_calls.with_label_values(&[r, &model, outcome]);
         }
         for tool in quorum_runtime::metrics::TOOLS {
             metrics.tool_calls.with_label_values(&[r, tool]);
         }
         AgentHandler {
-            engine: offline_engine(role),
+            role,
+            engine,
             context,
+            search: Arc::new(NotIndexed),
             metrics,
+        }
+    }
+
+    /// Runs the role's engine on one request.
+    async fn review(&self, req: &quorum_core::ReviewRequest, input: &ReviewInput<'_>) -> Outcome {
+        let (model, offline) = match &self.engine {
+            RoleEngine::Offline(e) => {
+                return Outcome {
+                    findings: e.review(input),
+                    tokens: TokenUsage::default(),
+                    note: None,
+                    model: quorum_runtime::metrics::OFFLINE_MODEL.into(),
+                };
+            }
+            RoleEngine::Model { model, offline } => (model, offline),
+        };
+        let mut notes = vec![];
+        let tools = match (&self.context, input.context.mode) {
+            (Some(c), ContextMode::GraphRag) => match JobTools::for_request(c.index().clone(), req).await {
+                Ok(t) => Some(GraphTools {
+                    tools: t,
+                    search: self.search.clone(),
+                }),
+                Err(e) => {
+                    notes.push(format!("tools unavailable: {e}"));
+                    None
+                }
+            },
+            _ => None,
+        };
+        let outcome = model
+            .review(self.role, input, tools.as_ref().map(|t| t as &dyn ToolBox))
+            .await;
+        let stats = match &outcome {
+            Ok(r) => &r.stats,
+            Err(f) => &f.stats,
+        };
+        let r = self.role.as_str();
+        let ok = stats.calls.saturating_sub(stats.failed_calls) as u64;
+        self.metrics.llm_calls.with_label_values(&[r, &stats.model, "ok"]).inc_by(ok);
+        self.metrics
+            .llm_calls
+            .with_label_values(&[r, &stats.model, "error"])
+            .inc_by(stats.failed_calls as u64);
+        for (tool, (answered, failed)) in &stats.tools {
+            if quorum_runtime::metrics::TOOLS.contains(&tool.as_str()) {
+                self.metrics
+                    .tool_calls
+                    .with_label_values(&[r, tool])
+                    .inc_by((answered + failed) as u64);
+            }
+        }
+        let tokens = TokenUsage {
+            prompt: stats.tokens.prompt,
+            cached_prompt: stats.tokens.cached_prompt,
+            completion: stats.tokens.completion,
+        };
+        let model_name = stats.model.clone();
+        if stats.fell_back {
+            notes.push(format!("fallback model {model_name} used"));
+        }
+        let findings = match outcome {
+            Ok(r) => r.findings,
+            Err(f) => {
+                tracing::warn!(job_id = %req.job_id, role = r, error = %f.error, "model review failed; offline engine used");
+                notes.push(format!("model failed: {}; offline engine's findings used", f.error));
+                offline.review(input)
+            }
+        };
+        Outcome {
+            findings,
+            tokens,
+            note: (!notes.is_empty()).then(|| notes.join("; ")),
+            model: model_name,
+        }
+    }
+
+    fn needs(&self) -> ContextNeeds {
+        match &self.engine {
+            RoleEngine::Offline(e) => e.needs(),
+            RoleEngine::Model { .. } => ContextNeeds::ALL,
         }
     }
 }
@@ -86,7 +221,7 @@ impl Handler for AgentHandler {
     async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
         let msg: ReviewRequested = d.decode()?;
         let req = &msg.request;
-        let role = self.engine.role();
+        let role = self.role;
         if !req.policy.agents.contains(&role) {
             return Ok(vec![]);
         }
@@ -97,22 +232,21 @@ impl Handler for AgentHandler {
         let started = Instant::now();
         let diffs = req.diffs();
         let context = match &self.context {
-            Some(c) => c.for_request(req, self.engine.needs()).await,
+            Some(c) => c.for_request(req, self.needs()).await,
             None => ReviewContext {
                 mode: req.policy.context_mode,
                 notes: vec!["no repository access: diff only".into()],
                 ..Default::default()
             },
         };
-        let (findings, note) = most_severe(
-            self.engine.review(&ReviewInput {
-                title: &req.title,
-                body: &req.body,
-                diffs: &diffs,
-                context: &context,
-            }),
-            MAX_FINDINGS,
-        );
+        let input = ReviewInput {
+            title: &req.title,
+            body: &req.body,
+            diffs: &diffs,
+            context: &context,
+        };
+        let outcome = self.review(req, &input).await;
+        let (findings, cap_note) = most_severe(outcome.findings, MAX_FINDINGS);
         for (backend, secs) in &context.timings {
             self.metrics.retrieval.with_label_values(&[backend]).observe(*secs);
         }
@@ -122,6 +256,10 @@ impl Handler for AgentHandler {
                 .with_label_values(&[role.as_str(), f.category.as_str()])
                 .inc();
         }
+        let note = match (outcome.note, cap_note) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
         let result = AgentResult {
             schema_version: SCHEMA_VERSION,
             job_id: req.job_id.clone(),
@@ -130,9 +268,8 @@ impl Handler for AgentHandler {
             findings,
             duration_ms: started.elapsed().as_millis() as u64,
             error: note,
-            tokens: Default::default(),
+            tokens: outcome.tokens,
         };
-        let model = quorum_runtime::metrics::OFFLINE_MODEL;
         for (kind, n) in quorum_runtime::metrics::TOKEN_KINDS.into_iter().zip([
             result.tokens.prompt,
             result.tokens.cached_prompt,
@@ -140,7 +277,7 @@ impl Handler for AgentHandler {
         ]) {
             self.metrics
                 .llm_tokens
-                .with_label_values(&[role.as_str(), model, kind])
+                .with_label_values(&[role.as_str(), &outcome.model, kind])
                 .inc_by(n);
         }
         Ok(vec![OutMessage::of(&result)])
@@ -155,7 +292,18 @@ pub async fn start(
     shutdown: CancellationToken,
 ) -> Result<ServiceHandle, RuntimeError> {
     let spec = WorkerSpec::for_group(ConsumerGroup::Agent(config.role));
-    let handler = Arc::new(AgentHandler::new(config.role, context, ctx.metrics.clone()));
+    let model = match &config.llm {
+        Some(cfg) if config.role != AgentRole::Static => Some(Arc::new(
+            ModelReviewer::new(cfg.clone()).map_err(|e| RuntimeError::Config(e.to_string()))?,
+        )),
+        _ => None,
+    };
+    let handler = Arc::new(AgentHandler::with_engine(
+        config.role,
+        engine_for(config.role, model),
+        context,
+        ctx.metrics.clone(),
+    ));
     start_worker_service(ctx, spec, handler, config.http_addr, shutdown).await
 }
 
@@ -177,9 +325,12 @@ pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
         /// Where clones are kept.
         #[arg(long, env = "QUORUM_CLONE_DIR", default_value = "/tmp/quorum-clones")]
         clone_dir: std::path::PathBuf,
+        #[command(flatten)]
+        llm: quorum_llm::LlmArgs,
     }
     let args = Args::parse();
     quorum_runtime::telemetry::init_logging(!args.common.text_logs);
+    let llm = args.llm.config()?;
     let ctx = ServiceContext::from_args(&args.common)?;
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
     let trees = Arc::new(quorum_scm::Trees::configure(
@@ -193,6 +344,7 @@ pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
         AgentConfig {
             role,
             http_addr: args.common.http_addr,
+            llm,
         },
         &ctx,
         Some(Arc::new(ContextBuilder::new(index))),

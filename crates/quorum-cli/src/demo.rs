@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Context;
 use quorum_core::Review;
@@ -24,12 +24,16 @@ pub struct DemoArgs {
     /// Which case of `<fixture>/cases/` to submit as the PR.
     #[arg(long, default_value = "01-sql-fstring-email-lookup")]
     pub case: String,
+    #[command(flatten)]
+    pub llm: quorum_llm::LlmArgs,
 }
 
 /// The demo's repository name in webhooks.
 pub const DEMO_REPO: &str = "storefront/shop";
 
 pub async fn run(args: DemoArgs) -> anyhow::Result<Review> {
+    let llm = args.llm.config()?;
+    let timeout = crate::fleet::review_timeout(llm.as_ref());
     let case_path = args.fixture.join("cases").join(format!("{}.json", args.case));
     let case = load_case(&case_path).with_context(|| format!("loading case {}", case_path.display()))?;
     println!("▸ case {}: \"{}\"", case.id, case.title);
@@ -51,6 +55,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<Review> {
     let fleet = Fleet::start(
         FleetOptions {
             webhook_secret: secret.clone(),
+            llm,
             ..FleetOptions::local(ctx, store.clone(), Arc::new(repos))
         },
         shutdown,
@@ -67,7 +72,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<Review> {
     let sent = Instant::now();
     let accepted = open_pull_request(&client, fleet.gateway, &secret, body).await?;
     println!("▸ webhook accepted: job {}", accepted.job_id);
-    let review = wait_for_review(store.as_ref(), &accepted.job_id, Duration::from_secs(120)).await?;
+    let review = wait_for_review(store.as_ref(), &accepted.job_id, timeout).await?;
     let latency = sent.elapsed();
     println!(
         "▸ review published {} ms after the webhook was accepted\n",

@@ -28,6 +28,9 @@ pub struct FleetOptions {
     pub aggregator_deadline: Duration,
     /// `draft`: reviews are stored for `quorum approve`, not posted.
     pub publish_mode: PublishMode,
+    /// The model for the reviewer, security and tests roles and the
+    /// critic; `None`: the offline engine.
+    pub llm: Option<quorum_llm::LlmConfig>,
 }
 
 impl FleetOptions {
@@ -44,7 +47,17 @@ impl FleetOptions {
             print_reviews: false,
             aggregator_deadline: Duration::from_secs(60),
             publish_mode: PublishMode::Direct,
+            llm: None,
         }
+    }
+}
+
+/// How long a local run waits for a review: a model on a CPU can take
+/// minutes per role, the offline engine milliseconds.
+pub fn review_timeout(llm: Option<&quorum_llm::LlmConfig>) -> Duration {
+    match llm {
+        Some(c) => c.timeout * (u32::from(quorum_llm::config::MAX_TURNS) + 2),
+        None => Duration::from_secs(120),
     }
 }
 
@@ -77,14 +90,26 @@ impl Fleet {
         let index = Arc::new(GraphIndex::new(store.clone(), opts.trees));
         let context = Arc::new(ContextBuilder::new(index.clone()));
         for role in AgentRole::ALL {
-            let cfg = quorum_agent::AgentConfig { role, http_addr: any };
+            let cfg = quorum_agent::AgentConfig {
+                role,
+                http_addr: any,
+                llm: opts.llm.clone(),
+            };
             handles.push(quorum_agent::start(cfg, &ctx, Some(context.clone()), shutdown.clone()).await?);
         }
         let mut agg = AggregatorConfig::new(any);
-        agg.deadline = opts.aggregator_deadline;
+        // With a model, the join waits as long as one review may take.
+        agg.deadline = match &opts.llm {
+            Some(_) => opts.aggregator_deadline.max(review_timeout(opts.llm.as_ref())),
+            None => opts.aggregator_deadline,
+        };
         agg.sweep_every = Duration::from_millis(500).min(opts.aggregator_deadline);
         handles.push(quorum_aggregator::start(agg, &ctx, store.clone(), shutdown.clone()).await?);
-        handles.push(quorum_critic::start(any, &ctx, store.clone(), shutdown.clone()).await?);
+        let critic = quorum_critic::CriticOptions {
+            llm: opts.llm.clone(),
+            context: Some(context.clone()),
+        };
+        handles.push(quorum_critic::start(any, &ctx, store.clone(), critic, shutdown.clone()).await?);
         let sink = Arc::new(LocalSink::new(store.clone(), opts.print_reviews));
         handles.push(quorum_publisher::start(any, &ctx, store.clone(), sink, shutdown.clone()).await?);
         handles.push(quorum_indexer::start(any, &ctx, store.clone(), index.clone(), shutdown.clone()).await?);

@@ -172,6 +172,8 @@ struct UpArgs {
     /// `draft` stores reviews for `quorum approve` instead of posting them.
     #[arg(long, env = "QUORUM_PUBLISH_MODE", default_value = "direct")]
     publish_mode: quorum_core::PublishMode,
+    #[command(flatten)]
+    llm: quorum_llm::LlmArgs,
 }
 
 /// Interactive commands print their own progress; logs only for warnings.
@@ -210,6 +212,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Discard(args) => decide(args, quorum_events::DraftDecision::Discard).await?,
         Command::Up(args) => {
             quorum_runtime::telemetry::init_logging(!args.common.text_logs);
+            let llm = args.llm.config()?;
             let ctx = ServiceContext::from_args(&args.common)?;
             let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
             let source = Arc::new(quorum_scm::LocalRepos::parse(&args.local_repos)?);
@@ -225,6 +228,7 @@ async fn main() -> anyhow::Result<()> {
                     print_reviews: true,
                     aggregator_deadline: Duration::from_secs(args.deadline_secs),
                     publish_mode: args.publish_mode,
+                    llm,
                 },
                 shutdown.clone(),
             )

@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 use quorum_core::{JobPolicy, Provider, Review};
@@ -29,6 +28,8 @@ pub struct ReviewArgs {
     /// Title to review under (a PR title).
     #[arg(long, default_value = "Local change")]
     pub title: String,
+    #[command(flatten)]
+    pub llm: quorum_llm::LlmArgs,
 }
 
 /// `local/<directory name>`, made a valid repository name.
@@ -57,12 +58,17 @@ fn local_name(dir: &std::path::Path) -> String {
 }
 
 pub async fn run(args: ReviewArgs) -> anyhow::Result<Review> {
+    let llm = args.llm.config()?;
+    let timeout = crate::fleet::review_timeout(llm.as_ref());
     let git = LocalGit::open(&args.repo)?;
     let ctx = ServiceContext::embedded(|_| {})?;
     let store: Arc<dyn quorum_store::StateStore> = Arc::new(MemoryStore::new());
     let source = Arc::new(git);
     let fleet = Fleet::start(
-        FleetOptions::local(ctx.clone(), store.clone(), source.clone()),
+        FleetOptions {
+            llm,
+            ..FleetOptions::local(ctx.clone(), store.clone(), source.clone())
+        },
         CancellationToken::new(),
     )
     .await?;
@@ -81,7 +87,7 @@ pub async fn run(args: ReviewArgs) -> anyhow::Result<Review> {
         })
         .await
         .context("submitting the change")?;
-    let review = wait_for_review(store.as_ref(), &submitted.job_id, Duration::from_secs(120)).await?;
+    let review = wait_for_review(store.as_ref(), &submitted.job_id, timeout).await?;
     println!("{}", review.render_markdown());
     fleet.stop().await?;
     Ok(review)

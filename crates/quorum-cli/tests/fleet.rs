@@ -30,6 +30,7 @@ async fn the_demo_publishes_an_inline_finding_on_the_seeded_line() {
     let review = run(DemoArgs {
         fixture: fixture(),
         case: case.into(),
+        llm: Default::default(),
     })
     .await
     .unwrap();
@@ -54,6 +55,7 @@ async fn a_clean_change_is_approved() {
     let review = run(DemoArgs {
         fixture: fixture(),
         case: "11-docstring-only".into(),
+        llm: Default::default(),
     })
     .await
     .unwrap();

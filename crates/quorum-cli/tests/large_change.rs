@@ -36,6 +36,7 @@ async fn an_oversized_change_is_reviewed_without_the_patches_that_do_not_fit() {
         base: "HEAD~1".into(),
         head: "HEAD".into(),
         title: "Vendor the bundle and simplify find".into(),
+        llm: Default::default(),
     })
     .await
     .expect("the review completes");

@@ -60,6 +60,7 @@ async fn one_job_is_one_trace_across_every_hop() {
     let review = run(DemoArgs {
         fixture: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../storefront-fixture"),
         case: "01-sql-fstring-email-lookup".into(),
+        llm: Default::default(),
     })
     .await
     .unwrap();

@@ -1,5 +1,7 @@
 //! The `critic` binary.
 
+use std::sync::Arc;
+
 use clap::Parser;
 
 #[derive(Parser)]
@@ -7,18 +9,41 @@ use clap::Parser;
 struct Args {
     #[command(flatten)]
     common: quorum_runtime::CommonArgs,
+    /// Local repositories the critic may read (to check claims about call
+    /// sites outside the diff against the impact report), `owner/name=/path,…`.
+    #[arg(long, env = "QUORUM_LOCAL_REPOS", default_value = "")]
+    local_repos: String,
+    /// Clone repositories that are not local from `<URL>/<owner>/<name>.git`.
+    #[arg(long, env = "QUORUM_CLONE_BASE_URL")]
+    clone_base_url: Option<String>,
+    #[arg(long, env = "QUORUM_CLONE_DIR", default_value = "/tmp/quorum-clones")]
+    clone_dir: std::path::PathBuf,
+    #[command(flatten)]
+    llm: quorum_llm::LlmArgs,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     quorum_runtime::telemetry::init_logging(!args.common.text_logs);
+    let llm = args.llm.config()?;
     let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
+    let trees = Arc::new(quorum_scm::Trees::configure(
+        &args.local_repos,
+        args.clone_base_url.as_deref(),
+        &args.clone_dir,
+    )?);
+    let index = Arc::new(quorum_context::GraphIndex::new(store.clone(), trees));
+    let options = quorum_critic::CriticOptions {
+        llm,
+        context: Some(Arc::new(quorum_context::ContextBuilder::new(index))),
+    };
     quorum_critic::start(
         args.common.http_addr,
         &ctx,
         store,
+        options,
         quorum_runtime::shutdown::on_signal(),
     )
     .await?

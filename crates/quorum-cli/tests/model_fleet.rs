@@ -1,0 +1,120 @@
+//! The whole fleet with a model configured, against a scripted
+//! OpenAI-compatible endpoint: the three LLM roles run the tool loop, the
+//! critic makes its judgement call, and a failing model falls back to the
+//! offline engine with the review saying so.
+
+mod support;
+
+use std::time::Duration;
+
+use quorum_llm::{LlmConfig, ToolMode};
+use quorum_testkit::scripted_model::{Scripted, ScriptedModel};
+use serde_json::{Value, json};
+
+fn system(req: &Value) -> String {
+    req["messages"][0]["content"].as_str().unwrap_or_default().to_string()
+}
+
+fn finding(file: &str, line: u32, title: &str) -> String {
+    json!({"findings": [{"file": file, "line": line, "start_line": null, "category": "security",
+        "severity": "critical", "confidence": 0.9, "title": title,
+        "explanation": "The email is interpolated into the SQL text.", "suggestion": null,
+        "evidence": ["f-string passed to execute"]}]})
+    .to_string()
+}
+
+fn config(model: &ScriptedModel) -> LlmConfig {
+    let mut c = LlmConfig::new(&model.url, "scripted-model");
+    c.timeout = Duration::from_secs(20);
+    c
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_roles_review_with_tools_and_the_critic_judges() {
+    let (file, line) = support::anchor_line("01-sql-fstring-email-lookup");
+    let (f, l) = (file.clone(), line);
+    let model = ScriptedModel::respond(move |req, _| {
+        let sys = system(req);
+        let turns = req["messages"].as_array().map(Vec::len).unwrap_or(0);
+        if sys.contains("critic of a code review bot") {
+            let user = req["messages"][1]["content"].as_str().unwrap_or_default();
+            let n = user.matches("\"index\":").count();
+            // Keeps the security finding, drops the reviewer's guess.
+            let decisions: Vec<Value> = (0..n)
+                .map(|i| {
+                    let keep = !user.contains("Variable name is unclear");
+                    json!({"index": i, "keep": keep, "reason": "a naming opinion, not a defect", "confidence": 0.9, "severity": "minor"})
+                })
+                .collect();
+            return Scripted::content(&json!({"decisions": decisions}).to_string());
+        }
+        if sys.contains("security reviewer") && turns == 2 {
+            return Scripted::tool_calls(&[
+                ("s1", "find_tests", json!({"symbol": "find_by_email"})),
+                ("s2", "read_snippet", json!({"path": f, "start": l.saturating_sub(2).max(1), "end": l + 2})),
+            ]);
+        }
+        if sys.contains("security reviewer") {
+            return Scripted::content(&finding(&f, l, "SQL injection through the email lookup"));
+        }
+        if sys.contains("correctness reviewer") {
+            let mut v: Value = serde_json::from_str(&finding(&f, l, "Variable name is unclear")).unwrap();
+            v["findings"][0]["category"] = json!("style");
+            v["findings"][0]["severity"] = json!("minor");
+            v["findings"][0]["confidence"] = json!(0.7);
+            return Scripted::content(&v.to_string());
+        }
+        Scripted::content(r#"{"findings":[]}"#)
+    })
+    .await;
+    let (review, metrics) = support::review_case("01-sql-fstring-email-lookup", config(&model)).await;
+
+    let security = review.agents.iter().find(|a| a.agent == quorum_core::AgentRole::Security).unwrap();
+    assert_eq!(security.error, None, "{:?}", review.agents);
+    let hit = review
+        .kept
+        .iter()
+        .find(|k| k.file == file && k.line.abs_diff(line) <= 3 && k.agreed_by.contains(&quorum_core::AgentRole::Security))
+        .unwrap_or_else(|| panic!("the model's finding was not kept: {review:#?}"));
+    assert!(hit.agreed_by.len() >= 2, "static and security agree: {hit:?}");
+    for tool in ["find_tests", "read_snippet"] {
+        assert_eq!(metrics.tool_calls.with_label_values(&["security", tool]).get(), 1, "{tool}");
+    }
+    assert!(metrics.llm_tokens.with_label_values(&["security", "scripted-model", "prompt"]).get() >= 200);
+    assert_eq!(metrics.llm_calls.with_label_values(&["critic", "scripted-model", "ok"]).get(), 1);
+    let (dropped, why) = review
+        .rejected
+        .iter()
+        .find(|(f, _)| f.title == "Variable name is unclear")
+        .unwrap_or_else(|| panic!("the critic's model judgement did not drop the guess: {review:#?}"));
+    assert_eq!(dropped.agent, quorum_core::AgentRole::Reviewer);
+    assert!(why.starts_with("model critic: a naming opinion"), "{why}");
+
+    let reqs = model.requests();
+    let sec: Vec<&Value> = reqs.iter().filter(|r| system(r).contains("security reviewer")).collect();
+    assert_eq!(sec.len(), 2);
+    let results = sec[1]["messages"].as_array().unwrap();
+    let snippet = results.iter().find(|m| m["tool_call_id"] == "s2").unwrap();
+    assert!(snippet["content"].as_str().unwrap().contains("UNTRUSTED tool-result"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_model_falls_back_to_the_offline_engine_and_says_so() {
+    let model = ScriptedModel::respond(|_, _| Scripted::status(500, "Failed to parse grammar")).await;
+    let mut cfg = config(&model);
+    cfg.tool_mode = ToolMode::Json;
+    let (review, metrics) = support::review_case("01-sql-fstring-email-lookup", cfg).await;
+    let (file, line) = support::anchor_line("01-sql-fstring-email-lookup");
+    assert!(
+        review.inline.iter().any(|c| c.path == file && c.line.abs_diff(line) <= 3),
+        "the offline findings still make the review: {review:#?}"
+    );
+    for a in review.agents.iter().filter(|a| a.agent != quorum_core::AgentRole::Static) {
+        let note = a.error.as_deref().unwrap_or_default();
+        assert!(note.contains("model failed") && note.contains("offline engine"), "{a:?}");
+    }
+    assert!(review.summary.contains("model judgement unavailable"), "{}", review.summary);
+    let body = review.render_body();
+    assert!(body.contains("model failed"), "{body}");
+    assert!(metrics.llm_calls.with_label_values(&["reviewer", "scripted-model", "error"]).get() >= 1);
+}
