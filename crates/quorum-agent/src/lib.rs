@@ -16,8 +16,8 @@ use quorum_context::ContextBuilder;
 use quorum_context::tools::JobTools;
 use quorum_core::{AgentRole, AgentStatus, ContextMode, Finding};
 use quorum_engine::{ContextNeeds, Engine, ReviewContext, ReviewInput, offline_engine};
-use quorum_events::{AgentResult, ConsumerGroup, ReviewRequested, SCHEMA_VERSION};
 use quorum_events::payloads::TokenUsage;
+use quorum_events::{AgentResult, ConsumerGroup, ReviewRequested, SCHEMA_VERSION};
 use quorum_llm::{LlmConfig, ModelReviewer, NotIndexed, SearchIndex, ToolBox};
 use quorum_runtime::{
     CancellationToken, Delivery, Handler, HandlerError, Metrics, OutMessage, RuntimeError, ServiceContext,
@@ -150,7 +150,10 @@ impl AgentHandler {
         };
         let r = self.role.as_str();
         let ok = stats.calls.saturating_sub(stats.failed_calls) as u64;
-        self.metrics.llm_calls.with_label_values(&[r, &stats.model, "ok"]).inc_by(ok);
+        self.metrics
+            .llm_calls
+            .with_label_values(&[r, &stats.model, "ok"])
+            .inc_by(ok);
         self.metrics
             .llm_calls
             .with_label_values(&[r, &stats.model, "error"])
@@ -171,6 +174,9 @@ impl AgentHandler {
         let model_name = stats.model.clone();
         if stats.fell_back {
             notes.push(format!("fallback model {model_name} used"));
+        }
+        if outcome.is_ok() && stats.invalid_replies > 0 {
+            notes.push(format!("{} invalid model repl(ies) repaired", stats.invalid_replies));
         }
         let findings = match outcome {
             Ok(r) => r.findings,

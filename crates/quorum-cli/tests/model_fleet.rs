@@ -69,19 +69,41 @@ async fn model_roles_review_with_tools_and_the_critic_judges() {
     .await;
     let (review, metrics) = support::review_case("01-sql-fstring-email-lookup", config(&model)).await;
 
-    let security = review.agents.iter().find(|a| a.agent == quorum_core::AgentRole::Security).unwrap();
+    let security = review
+        .agents
+        .iter()
+        .find(|a| a.agent == quorum_core::AgentRole::Security)
+        .unwrap();
     assert_eq!(security.error, None, "{:?}", review.agents);
     let hit = review
         .kept
         .iter()
-        .find(|k| k.file == file && k.line.abs_diff(line) <= 3 && k.agreed_by.contains(&quorum_core::AgentRole::Security))
+        .find(|k| {
+            k.file == file && k.line.abs_diff(line) <= 3 && k.agreed_by.contains(&quorum_core::AgentRole::Security)
+        })
         .unwrap_or_else(|| panic!("the model's finding was not kept: {review:#?}"));
     assert!(hit.agreed_by.len() >= 2, "static and security agree: {hit:?}");
     for tool in ["find_tests", "read_snippet"] {
-        assert_eq!(metrics.tool_calls.with_label_values(&["security", tool]).get(), 1, "{tool}");
+        assert_eq!(
+            metrics.tool_calls.with_label_values(&["security", tool]).get(),
+            1,
+            "{tool}"
+        );
     }
-    assert!(metrics.llm_tokens.with_label_values(&["security", "scripted-model", "prompt"]).get() >= 200);
-    assert_eq!(metrics.llm_calls.with_label_values(&["critic", "scripted-model", "ok"]).get(), 1);
+    assert!(
+        metrics
+            .llm_tokens
+            .with_label_values(&["security", "scripted-model", "prompt"])
+            .get()
+            >= 200
+    );
+    assert_eq!(
+        metrics
+            .llm_calls
+            .with_label_values(&["critic", "scripted-model", "ok"])
+            .get(),
+        1
+    );
     let (dropped, why) = review
         .rejected
         .iter()
@@ -91,8 +113,18 @@ async fn model_roles_review_with_tools_and_the_critic_judges() {
     assert!(why.starts_with("model critic: a naming opinion"), "{why}");
 
     let reqs = model.requests();
-    let sec: Vec<&Value> = reqs.iter().filter(|r| system(r).contains("security reviewer")).collect();
+    let sec: Vec<&Value> = reqs
+        .iter()
+        .filter(|r| system(r).contains("security reviewer"))
+        .collect();
     assert_eq!(sec.len(), 2);
+    let offered: Vec<&str> = sec[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["get_callers", "find_tests", "read_snippet"]);
     let results = sec[1]["messages"].as_array().unwrap();
     let snippet = results.iter().find(|m| m["tool_call_id"] == "s2").unwrap();
     assert!(snippet["content"].as_str().unwrap().contains("UNTRUSTED tool-result"));
@@ -106,15 +138,35 @@ async fn a_failing_model_falls_back_to_the_offline_engine_and_says_so() {
     let (review, metrics) = support::review_case("01-sql-fstring-email-lookup", cfg).await;
     let (file, line) = support::anchor_line("01-sql-fstring-email-lookup");
     assert!(
-        review.inline.iter().any(|c| c.path == file && c.line.abs_diff(line) <= 3),
+        review
+            .inline
+            .iter()
+            .any(|c| c.path == file && c.line.abs_diff(line) <= 3),
         "the offline findings still make the review: {review:#?}"
     );
-    for a in review.agents.iter().filter(|a| a.agent != quorum_core::AgentRole::Static) {
+    for a in review
+        .agents
+        .iter()
+        .filter(|a| a.agent != quorum_core::AgentRole::Static)
+    {
         let note = a.error.as_deref().unwrap_or_default();
-        assert!(note.contains("model failed") && note.contains("offline engine"), "{a:?}");
+        assert!(
+            note.contains("model failed") && note.contains("offline engine"),
+            "{a:?}"
+        );
     }
-    assert!(review.summary.contains("model judgement unavailable"), "{}", review.summary);
+    assert!(
+        review.summary.contains("model judgement unavailable"),
+        "{}",
+        review.summary
+    );
     let body = review.render_body();
     assert!(body.contains("model failed"), "{body}");
-    assert!(metrics.llm_calls.with_label_values(&["reviewer", "scripted-model", "error"]).get() >= 1);
+    assert!(
+        metrics
+            .llm_calls
+            .with_label_values(&["reviewer", "scripted-model", "error"])
+            .get()
+            >= 1
+    );
 }

@@ -48,8 +48,7 @@ pub fn outside_diff(f: &Finding, diffs: &[FileDiff]) -> bool {
     let (start, end) = f.line_range();
     !diffs.iter().any(|d| {
         d.path == f.file
-            && d
-                .new_side_lines()
+            && d.new_side_lines()
                 .any(|(n, _)| n + NEAR_DIFF >= start && n <= end + NEAR_DIFF)
     })
 }
@@ -106,12 +105,18 @@ fn decide(f: &Finding, diff: Option<&FileDiff>, sites: Option<&ImpactSites>) -> 
         let (start, end) = f.line_range();
         match sites {
             Some(s) if s.names(&f.file, start, end) => {
-                return (true, "a call site the impact report names (checked against the report)".into());
+                return (
+                    true,
+                    "a call site the impact report names (checked against the report)".into(),
+                );
             }
             Some(_) => {
                 return (
                     false,
-                    format!("{}:{} is outside the diff and the impact report does not name it", f.file, f.line),
+                    format!(
+                        "{}:{} is outside the diff and the impact report does not name it",
+                        f.file, f.line
+                    ),
                 );
             }
             None => {}

@@ -67,7 +67,11 @@ fn complete(aggregated: AggregatedReview, judged: Vec<JudgedFinding>, note: Opti
 impl CriticHandler {
     /// The impact report's call sites, when a model finding outside the
     /// diff needs them and the graph can be read.
-    async fn impact_sites(&self, aggregated: &AggregatedReview, diffs: &[quorum_core::FileDiff]) -> Option<ImpactSites> {
+    async fn impact_sites(
+        &self,
+        aggregated: &AggregatedReview,
+        diffs: &[quorum_core::FileDiff],
+    ) -> Option<ImpactSites> {
         let needed = aggregated
             .findings
             .iter()
@@ -101,10 +105,11 @@ impl CriticHandler {
             Ok((d, t)) => (Ok(d), t),
             Err((e, t)) => (Err(e), t),
         };
-        for (kind, n) in quorum_runtime::metrics::TOKEN_KINDS
-            .into_iter()
-            .zip([tokens.prompt, tokens.cached_prompt, tokens.completion])
-        {
+        for (kind, n) in quorum_runtime::metrics::TOKEN_KINDS.into_iter().zip([
+            tokens.prompt,
+            tokens.cached_prompt,
+            tokens.completion,
+        ]) {
             self.metrics
                 .llm_tokens
                 .with_label_values(&["critic", model.model(), kind])

@@ -75,7 +75,11 @@ pub struct ChatReply {
 pub enum LlmError {
     /// An HTTP error status after the retries allowed.
     #[error("model endpoint answered {status}: {message}")]
-    Api { status: u16, message: String, transient: bool },
+    Api {
+        status: u16,
+        message: String,
+        transient: bool,
+    },
     /// No answer at all (timeout, refused connection) after the retries.
     #[error("model endpoint unreachable: {0}")]
     Transport(String),
@@ -239,13 +243,22 @@ struct WireDetails {
 }
 
 fn parse_reply(raw: Value, model: &str) -> Result<ChatReply, LlmError> {
-    let wire: WireResponse = serde_json::from_value(raw.clone())
-        .map_err(|e| LlmError::Reply(format!("not a chat completion ({e}): {}", truncate(&raw.to_string(), 200))))?;
+    let wire: WireResponse = serde_json::from_value(raw.clone()).map_err(|e| {
+        LlmError::Reply(format!(
+            "not a chat completion ({e}): {}",
+            truncate(&raw.to_string(), 200)
+        ))
+    })?;
     let usage = wire.usage.unwrap_or_default();
     let cached = usage
         .prompt_tokens_details
         .and_then(|d| d.cached_tokens)
-        .or_else(|| wire.timings.as_ref().and_then(|t| t.get("cache_n")).and_then(Value::as_u64))
+        .or_else(|| {
+            wire.timings
+                .as_ref()
+                .and_then(|t| t.get("cache_n"))
+                .and_then(Value::as_u64)
+        })
         .unwrap_or(0)
         .min(usage.prompt_tokens);
     let tokens = Tokens {
@@ -304,7 +317,14 @@ mod tests {
         let openai = json!({"choices":[{"message":{"content":"x"},"finish_reason":"stop"}],
             "usage":{"prompt_tokens":100,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":64}}});
         let r = parse_reply(openai, "m").unwrap();
-        assert_eq!(r.tokens, Tokens { prompt: 100, cached_prompt: 64, completion: 7 });
+        assert_eq!(
+            r.tokens,
+            Tokens {
+                prompt: 100,
+                cached_prompt: 64,
+                completion: 7
+            }
+        );
         let llama = json!({"choices":[{"message":{"content":null,"tool_calls":[
             {"function":{"name":"find_tests","arguments":{"symbol":"a"}}}]}}],
             "usage":{"prompt_tokens":50,"completion_tokens":3},"timings":{"cache_n":20}});

@@ -64,6 +64,10 @@ pub struct LlmConfig {
     pub turns: BTreeMap<AgentRole, u8>,
     /// Prompt budget for the impact report and full files, in tokens.
     pub context_tokens: usize,
+    /// The first turn must call a tool (`tool_choice: "required"`, or a
+    /// tool-calls-only schema in the action protocol): small models
+    /// otherwise answer at once without looking.
+    pub first_turn_tools: bool,
 }
 
 /// The loop's hard ceiling (F-AG-3).
@@ -85,6 +89,7 @@ impl LlmConfig {
             structured_output: true,
             turns: default_turns(),
             context_tokens: 6000,
+            first_turn_tools: false,
         }
     }
 
@@ -152,6 +157,10 @@ pub struct LlmArgs {
     /// Prompt budget for the impact report and full files, in tokens.
     #[arg(long, env = "QUORUM_MODEL_CONTEXT_TOKENS", default_value_t = 6000)]
     pub model_context_tokens: usize,
+    /// Require a tool call on the first turn (for small models that
+    /// otherwise answer without looking).
+    #[arg(long, env = "QUORUM_MODEL_FIRST_TURN_TOOLS")]
+    pub model_first_turn_tools: bool,
 }
 
 impl LlmArgs {
@@ -205,6 +214,7 @@ impl LlmArgs {
         c.tool_mode = self.model_tools;
         c.structured_output = !self.model_no_schema;
         c.context_tokens = self.model_context_tokens;
+        c.first_turn_tools = self.model_first_turn_tools;
         if let Some(effort) = &self.model_effort {
             c.turns.extend(parse_effort(effort)?);
         }

@@ -155,21 +155,28 @@ impl ModelJudge {
 /// Parses and checks a judge's answer against the `n` findings shown.
 pub fn parse_decisions(text: &str, n: usize) -> Result<Vec<Judgement>, String> {
     let json = extract_json(text).ok_or("the judgement is not a JSON object")?;
-    let d: Decisions = serde_json::from_str(json).map_err(|e| format!("the judgement does not match the schema: {e}"))?;
+    let d: Decisions =
+        serde_json::from_str(json).map_err(|e| format!("the judgement does not match the schema: {e}"))?;
     let mut by_index = BTreeMap::new();
     for x in d.decisions {
         if x.index >= n {
             return Err(format!("decision for finding {} but only {n} were shown", x.index));
         }
         if !(0.0..=1.0).contains(&x.confidence) {
-            return Err(format!("decision {}: confidence {} outside 0..=1", x.index, x.confidence));
+            return Err(format!(
+                "decision {}: confidence {} outside 0..=1",
+                x.index, x.confidence
+            ));
         }
         if by_index.insert(x.index, x).is_some() {
             return Err("two decisions for one finding".into());
         }
     }
     if by_index.len() != n {
-        let missing: Vec<String> = (0..n).filter(|i| !by_index.contains_key(i)).map(|i| i.to_string()).collect();
+        let missing: Vec<String> = (0..n)
+            .filter(|i| !by_index.contains_key(i))
+            .map(|i| i.to_string())
+            .collect();
         return Err(format!("no decision for finding(s) {}", missing.join(", ")));
     }
     Ok(by_index

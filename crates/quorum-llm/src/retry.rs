@@ -137,11 +137,17 @@ type Decision = Option<(String, Option<Duration>)>;
 /// Whether to retry, and the response or error to hand on when not. A 5xx
 /// body is read to tell a deterministic validation error from a transient
 /// one, then put back so the caller still sees it.
-async fn classify(outcome: Result<reqwest::Response, OpenAIError>) -> (Decision, Result<reqwest::Response, OpenAIError>) {
+async fn classify(
+    outcome: Result<reqwest::Response, OpenAIError>,
+) -> (Decision, Result<reqwest::Response, OpenAIError>) {
     let resp = match outcome {
         Ok(r) => r,
-        Err(OpenAIError::Reqwest(e)) if e.is_timeout() => return (Some(("timeout".into(), None)), Err(OpenAIError::Reqwest(e))),
-        Err(OpenAIError::Reqwest(e)) if e.is_connect() => return (Some(("connect".into(), None)), Err(OpenAIError::Reqwest(e))),
+        Err(OpenAIError::Reqwest(e)) if e.is_timeout() => {
+            return (Some(("timeout".into(), None)), Err(OpenAIError::Reqwest(e)));
+        }
+        Err(OpenAIError::Reqwest(e)) if e.is_connect() => {
+            return (Some(("connect".into(), None)), Err(OpenAIError::Reqwest(e)));
+        }
         Err(e) => return (None, Err(e)),
     };
     let status = resp.status();
@@ -180,9 +186,16 @@ fn http_response(status: reqwest::StatusCode, body: Vec<u8>) -> http::Response<V
 /// apply). Retrying wastes the budget; the fallback model may still help.
 pub fn is_validation_error(body: &str) -> bool {
     let b = body.to_ascii_lowercase();
-    ["invalid", "failed to parse", "validation", "schema", "grammar", "unsupported"]
-        .iter()
-        .any(|k| b.contains(k))
+    [
+        "invalid",
+        "failed to parse",
+        "validation",
+        "schema",
+        "grammar",
+        "unsupported",
+    ]
+    .iter()
+    .any(|k| b.contains(k))
 }
 
 /// `Retry-After` in seconds (the HTTP-date form is rare for APIs and read
@@ -213,7 +226,10 @@ mod tests {
             for _ in 0..50 {
                 let w = backoff(&p, attempt);
                 assert!(w >= Duration::from_millis(1));
-                assert!(w <= Duration::from_millis(100 * (1 << attempt)).min(p.max_wait), "{w:?}");
+                assert!(
+                    w <= Duration::from_millis(100 * (1 << attempt)).min(p.max_wait),
+                    "{w:?}"
+                );
             }
         }
     }
@@ -226,13 +242,18 @@ mod tests {
         assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
         h.insert(reqwest::header::RETRY_AFTER, "0.25".parse().unwrap());
         assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
-        h.insert(reqwest::header::RETRY_AFTER, "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
+        h.insert(
+            reqwest::header::RETRY_AFTER,
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
         assert_eq!(retry_after(&h), None);
     }
 
     #[test]
     fn validation_errors_are_told_from_outages() {
-        assert!(is_validation_error(r#"{"error":{"message":"Failed to parse tool call"}}"#));
+        assert!(is_validation_error(
+            r#"{"error":{"message":"Failed to parse tool call"}}"#
+        ));
         assert!(is_validation_error("JSON schema not supported"));
         assert!(!is_validation_error("upstream connect error"));
         assert!(!is_validation_error("Service Unavailable"));

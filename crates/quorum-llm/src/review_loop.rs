@@ -79,6 +79,7 @@ struct Conversation<'a> {
     model: String,
     stats: LoopStats,
     tools: Option<&'a dyn ToolBox>,
+    offered: Vec<&'static str>,
 }
 
 impl ModelReviewer {
@@ -109,16 +110,18 @@ impl ModelReviewer {
         tools: Option<&dyn ToolBox>,
     ) -> Result<LoopReport, LoopFailure> {
         let tools = tools.filter(|_| input.context.mode == ContextMode::GraphRag);
+        let offered = tools.map(|t| t.offered()).unwrap_or_default();
         let mut conv = Conversation {
             reviewer: self,
             role,
             messages: vec![
-                json!({"role": "system", "content": system_prompt(role, tools.is_some())}),
+                json!({"role": "system", "content": system_prompt(role, &offered)}),
                 json!({"role": "user", "content": user_prompt(input, self.cfg.context_tokens)}),
             ],
             model: self.cfg.model.clone(),
             stats: LoopStats::default(),
             tools,
+            offered,
         };
         let turns = if tools.is_some() { self.cfg.turns_for(role) } else { 1 };
         let result = conv.run(turns).await;
@@ -144,7 +147,8 @@ impl Conversation<'_> {
             if last && turn > 1 {
                 self.note_last_turn();
             }
-            let reply = self.call(!last).await?;
+            let require = turn == 1 && !last && self.reviewer.cfg.first_turn_tools;
+            let reply = self.call(!last, require).await?;
             match self.read(&reply, !last) {
                 Answer::Findings(f) => return Ok(f),
                 Answer::Tools(calls) => self.run_tools(&reply, calls).await,
@@ -170,7 +174,7 @@ impl Conversation<'_> {
         self.messages.push(json!({"role": "user", "content": NOTE}));
     }
 
-    fn request(&self, tools_on: bool) -> ChatRequest {
+    fn request(&self, tools_on: bool, require_tools: bool) -> ChatRequest {
         let json_mode = self.reviewer.cfg.tool_mode == ToolMode::Json && self.tools.is_some();
         let structured = self.reviewer.cfg.structured_output;
         let mut req = ChatRequest {
@@ -182,13 +186,22 @@ impl Conversation<'_> {
         };
         if json_mode {
             if structured {
-                req.response_format = Some(response_format("action", action_schema(tools_on)));
+                let schema = if require_tools {
+                    crate::tools::tool_calls_schema(&self.offered)
+                } else {
+                    action_schema(tools_on, &self.offered)
+                };
+                req.response_format = Some(response_format("action", schema));
             }
         } else if self.tools.is_some() {
             // Tools stay in every request (they are part of the cached
             // prefix); the last turn turns them off with `tool_choice`.
-            req.tools = Some(native_tools());
-            req.tool_choice = Some(json!(if tools_on { "auto" } else { "none" }));
+            req.tools = Some(native_tools(&self.offered));
+            req.tool_choice = Some(json!(match (tools_on, require_tools) {
+                (true, true) => "required",
+                (true, false) => "auto",
+                (false, _) => "none",
+            }));
             if !tools_on && structured {
                 req.response_format = Some(response_format("findings", findings_schema()));
             }
@@ -200,9 +213,9 @@ impl Conversation<'_> {
 
     /// One model call, switching to the fallback model once on refusal or
     /// repeated failure.
-    async fn call(&mut self, tools_on: bool) -> Result<ChatReply, String> {
+    async fn call(&mut self, tools_on: bool, require_tools: bool) -> Result<ChatReply, String> {
         loop {
-            let req = self.request(tools_on);
+            let req = self.request(tools_on, require_tools);
             self.stats.calls += 1;
             let outcome = self.reviewer.client.complete(&req).await.and_then(|r| {
                 let refused = r.refusal.clone().or_else(|| {
@@ -353,7 +366,7 @@ impl Conversation<'_> {
         self.messages.push(json!({"role": "user", "content": format!(
             "Your answer did not validate: {why}. Reply with only a JSON object {{\"findings\": [...]}} \
              matching the schema; tools are off.")}));
-        let reply = self.call(false).await?;
+        let reply = self.call(false, false).await?;
         match self.read(&reply, false) {
             Answer::Findings(f) => Ok(f),
             Answer::Tools(_) => {

@@ -89,7 +89,8 @@ struct ModelAnswer {
 /// wrong, so one repair request can quote it back.
 pub fn parse_findings(text: &str, role: AgentRole, model: &str) -> Result<Vec<Finding>, String> {
     let json = extract_json(text).ok_or_else(|| "the answer is not a JSON object".to_string())?;
-    let answer: ModelAnswer = serde_json::from_str(json).map_err(|e| format!("the answer does not match the schema: {e}"))?;
+    let answer: ModelAnswer =
+        serde_json::from_str(json).map_err(|e| format!("the answer does not match the schema: {e}"))?;
     findings_from(answer.findings, role, model)
 }
 
@@ -186,7 +187,12 @@ mod tests {
         assert!(e.contains("line 0"), "{e}");
         let e = parse_findings(&ONE.replace("app/db.py", "/etc/passwd"), AgentRole::Reviewer, "m").unwrap_err();
         assert!(e.contains("repository-relative"), "{e}");
-        let e = parse_findings(&ONE.replace("\"title\"", "\"extra\":1,\"title\""), AgentRole::Reviewer, "m").unwrap_err();
+        let e = parse_findings(
+            &ONE.replace("\"title\"", "\"extra\":1,\"title\""),
+            AgentRole::Reviewer,
+            "m",
+        )
+        .unwrap_err();
         assert!(e.contains("unknown field"), "{e}");
     }
 

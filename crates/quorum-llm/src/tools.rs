@@ -30,18 +30,35 @@ impl ToolCall {
 }
 
 /// Tool names, in the order they are offered.
-pub const TOOL_NAMES: [&str; 5] = ["get_callers", "find_tests", "read_snippet", "search_code", "search_docs"];
+pub const TOOL_NAMES: [&str; 5] = [
+    "get_callers",
+    "find_tests",
+    "read_snippet",
+    "search_code",
+    "search_docs",
+];
 
 /// Answers tool calls for one job.
 #[async_trait]
 pub trait ToolBox: Send + Sync {
     /// The result text, or an error message for the model.
     async fn call(&self, call: &ToolCall) -> Result<String, String>;
+
+    /// The tools offered to the model: a tool with no back-end (search
+    /// before the repository is indexed) is not offered, so a small model
+    /// does not spend its turns on it.
+    fn offered(&self) -> Vec<&'static str> {
+        TOOL_NAMES.to_vec()
+    }
 }
 
 /// The hybrid index's side of `search_code` / `search_docs`.
 #[async_trait]
 pub trait SearchIndex: Send + Sync {
+    /// Whether there is an index to search.
+    fn available(&self) -> bool {
+        true
+    }
     async fn search_code(&self, query: &str, path_glob: Option<&str>) -> Result<String, String>;
     async fn search_docs(&self, query: &str) -> Result<String, String>;
 }
@@ -51,8 +68,14 @@ pub struct NotIndexed;
 
 #[async_trait]
 impl SearchIndex for NotIndexed {
+    fn available(&self) -> bool {
+        false
+    }
     async fn search_code(&self, _: &str, _: Option<&str>) -> Result<String, String> {
-        Err("not indexed: this repository has no code search index yet; use get_callers, find_tests or read_snippet".into())
+        Err(
+            "not indexed: this repository has no code search index yet; use get_callers, find_tests or read_snippet"
+                .into(),
+        )
     }
     async fn search_docs(&self, _: &str) -> Result<String, String> {
         Err("not indexed: this repository has no docs search index yet".into())
@@ -63,9 +86,9 @@ fn params(properties: Value, required: &[&str]) -> Value {
     json!({"type": "object", "additionalProperties": false, "properties": properties, "required": required})
 }
 
-/// `(name, description, parameters)` of every tool.
-pub fn tool_specs() -> Vec<(&'static str, &'static str, Value)> {
-    vec![
+/// `(name, description, parameters)` of the tools in `offered`.
+pub fn tool_specs(offered: &[&str]) -> Vec<(&'static str, &'static str, Value)> {
+    let all = vec![
         (
             "get_callers",
             "Who calls this symbol, 1-3 hops out, and what it calls. Use a qualified name (pkg.module.func) or a unique bare name.",
@@ -101,12 +124,13 @@ pub fn tool_specs() -> Vec<(&'static str, &'static str, Value)> {
             "What this repository's own docs say (README, CONTRIBUTING, ADRs, docs/).",
             params(json!({"query": {"type": "string"}}), &["query"]),
         ),
-    ]
+    ];
+    all.into_iter().filter(|(n, _, _)| offered.contains(n)).collect()
 }
 
 /// The native `tools` array (strict function schemas).
-pub fn native_tools() -> Vec<Value> {
-    tool_specs()
+pub fn native_tools(offered: &[&str]) -> Vec<Value> {
+    tool_specs(offered)
         .into_iter()
         .map(|(name, description, parameters)| {
             json!({"type": "function", "function": {
@@ -200,7 +224,12 @@ pub fn parse_call(name: &str, arguments: &Value) -> Result<ToolCall, String> {
                 query: nonempty("query", a.query)?,
             }
         }
-        other => return Err(format!("no tool named `{other}`; the tools are {}", TOOL_NAMES.join(", "))),
+        other => {
+            return Err(format!(
+                "no tool named `{other}`; the tools are {}",
+                TOOL_NAMES.join(", ")
+            ));
+        }
     })
 }
 
@@ -214,9 +243,14 @@ pub fn parse_call_text(name: &str, arguments: &str) -> Result<ToolCall, String> 
     parse_call(name, &v)
 }
 
+/// The action protocol's schema for a turn that must call tools.
+pub fn tool_calls_schema(offered: &[&str]) -> Value {
+    action_schema(true, offered)["anyOf"][0].clone()
+}
+
 /// The action protocol's per-turn schema: either tool calls or the final
 /// findings (tools off on the last turn: findings only).
-pub fn action_schema(tools: bool) -> Value {
+pub fn action_schema(tools: bool, offered: &[&str]) -> Value {
     let findings = json!({
         "type": "object", "additionalProperties": false, "required": ["findings"],
         "properties": {"findings": crate::schema::findings_schema()["properties"]["findings"].clone()}
@@ -224,7 +258,7 @@ pub fn action_schema(tools: bool) -> Value {
     if !tools {
         return findings;
     }
-    let calls: Vec<Value> = tool_specs()
+    let calls: Vec<Value> = tool_specs(offered)
         .into_iter()
         .map(|(name, _, parameters)| {
             json!({"type": "object", "additionalProperties": false, "required": ["name", "arguments"],
@@ -263,10 +297,13 @@ mod tests {
 
     #[test]
     fn every_tool_has_a_strict_schema() {
-        for t in native_tools() {
+        for t in native_tools(&TOOL_NAMES) {
             assert_eq!(t["function"]["strict"], true);
             assert_eq!(t["function"]["parameters"]["additionalProperties"], false);
         }
-        assert_eq!(native_tools().len(), TOOL_NAMES.len());
+        assert_eq!(native_tools(&TOOL_NAMES).len(), TOOL_NAMES.len());
+        let some = native_tools(&["find_tests"]);
+        assert_eq!(some.len(), 1);
+        assert_eq!(some[0]["function"]["name"], "find_tests");
     }
 }

@@ -105,25 +105,43 @@ async fn parallel_tool_calls_then_a_last_turn_without_tools() {
             ("c2", "find_tests", json!({"symbol": "total"})),
         ])
         .with_usage(400, 0, 30),
-        Scripted::tool_calls(&[("c3", "read_snippet", json!({"path": "shop/cart.py", "start": 1, "end": 5}))])
-            .with_usage(500, 400, 20),
+        Scripted::tool_calls(&[(
+            "c3",
+            "read_snippet",
+            json!({"path": "shop/cart.py", "start": 1, "end": 5}),
+        )])
+        .with_usage(500, 400, 20),
         Scripted::content(FINDING).with_usage(600, 500, 60),
     ])
     .await;
-    let r = reviewer(&model, |c| c.turns.insert(AgentRole::Reviewer, 3).map(|_| ()).unwrap_or(()));
+    let r = reviewer(&model, |c| {
+        c.turns.insert(AgentRole::Reviewer, 3).map(|_| ()).unwrap_or(())
+    });
     let tools = Recording::default();
     let report = review(&r, Some(&tools), ContextMode::GraphRag).await.unwrap();
 
     assert_eq!(report.findings.len(), 1);
     assert_eq!(report.findings[0].line, 3);
     assert_eq!(report.stats.turns, 3);
-    assert_eq!(tools.peak.load(Ordering::SeqCst), 2, "the two calls of turn 1 ran at once");
+    assert_eq!(
+        tools.peak.load(Ordering::SeqCst),
+        2,
+        "the two calls of turn 1 ran at once"
+    );
     // Token sums over the three calls.
     assert_eq!(
-        (report.stats.tokens.prompt, report.stats.tokens.cached_prompt, report.stats.tokens.completion),
+        (
+            report.stats.tokens.prompt,
+            report.stats.tokens.cached_prompt,
+            report.stats.tokens.completion
+        ),
         (1500, 900, 110)
     );
-    assert_eq!(report.stats.tools["read_snippet"], (0, 1), "the failing tool is counted as an error");
+    assert_eq!(
+        report.stats.tools["read_snippet"],
+        (0, 1),
+        "the failing tool is counted as an error"
+    );
 
     let reqs = model.requests();
     assert_eq!(reqs.len(), 3);
@@ -161,7 +179,10 @@ async fn pr_text_is_framed_as_untrusted_data() {
     // diff_only: one call, no tools offered, schema-constrained answer.
     assert!(req.get("tools").is_none());
     assert_eq!(req["response_format"]["json_schema"]["strict"], true);
-    assert!(user.contains("    3 +     return total - discount - discount"), "{user}");
+    assert!(
+        user.contains("    3 +     return total - discount - discount"),
+        "{user}"
+    );
 }
 
 #[tokio::test]
@@ -200,8 +221,16 @@ async fn a_500_burst_switches_to_the_fallback_model() {
     assert_eq!(report.findings.len(), 1);
     assert!(report.stats.fell_back);
     assert_eq!(report.stats.model, "backup");
-    let models: Vec<String> = model.requests().iter().map(|q| q["model"].as_str().unwrap().into()).collect();
-    assert_eq!(models, ["primary", "primary", "primary", "backup"], "3 tries, then the fallback");
+    let models: Vec<String> = model
+        .requests()
+        .iter()
+        .map(|q| q["model"].as_str().unwrap().into())
+        .collect();
+    assert_eq!(
+        models,
+        ["primary", "primary", "primary", "backup"],
+        "3 tries, then the fallback"
+    );
 }
 
 #[tokio::test]
@@ -224,7 +253,10 @@ async fn a_refusal_falls_back_and_without_a_fallback_is_an_error() {
     })
     .await;
     let with = reviewer(&model, |c| c.fallback_model = Some("backup".into()));
-    assert_eq!(review(&with, None, ContextMode::DiffOnly).await.unwrap().stats.model, "backup");
+    assert_eq!(
+        review(&with, None, ContextMode::DiffOnly).await.unwrap().stats.model,
+        "backup"
+    );
     let without = reviewer(&model, |_| {});
     let e = review(&without, None, ContextMode::DiffOnly).await.unwrap_err();
     assert!(e.error.contains("refused: I can't review code"), "{}", e.error);
@@ -232,11 +264,7 @@ async fn a_refusal_falls_back_and_without_a_fallback_is_an_error() {
 
 #[tokio::test]
 async fn an_invalid_answer_is_repaired_once_then_given_up_on() {
-    let model = ScriptedModel::queue(vec![
-        Scripted::content("Looks good to me!"),
-        Scripted::content(FINDING),
-    ])
-    .await;
+    let model = ScriptedModel::queue(vec![Scripted::content("Looks good to me!"), Scripted::content(FINDING)]).await;
     let r = reviewer(&model, |_| {});
     let report = review(&r, None, ContextMode::DiffOnly).await.unwrap();
     assert_eq!(report.findings.len(), 1);
@@ -245,7 +273,12 @@ async fn an_invalid_answer_is_repaired_once_then_given_up_on() {
     assert_append_only(&reqs);
     let repair = messages(&reqs[1]);
     assert_eq!(repair[2]["content"], "Looks good to me!");
-    assert!(repair[3]["content"].as_str().unwrap().contains("did not validate: the answer is not a JSON object"));
+    assert!(
+        repair[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("did not validate: the answer is not a JSON object")
+    );
 
     let model = ScriptedModel::queue(vec![
         Scripted::content(r#"{"findings":[{"file":"a.py"}]}"#),
@@ -256,7 +289,10 @@ async fn an_invalid_answer_is_repaired_once_then_given_up_on() {
     let e = review(&r, None, ContextMode::DiffOnly).await.unwrap_err();
     assert!(e.error.contains("after one repair"), "{}", e.error);
     assert_eq!(e.stats.invalid_replies, 2);
-    assert_eq!(e.stats.tokens.prompt, 200, "what a failed review spent is still counted");
+    assert_eq!(
+        e.stats.tokens.prompt, 200,
+        "what a failed review spent is still counted"
+    );
     assert_eq!(model.remaining(), 0);
 }
 
@@ -286,8 +322,14 @@ async fn the_action_protocol_runs_the_same_loop_under_a_schema() {
     assert!(reqs[1]["response_format"]["json_schema"]["schema"]["properties"]["findings"].is_object());
     let results = messages(&reqs[1]);
     let text = results[3]["content"].as_str().unwrap();
-    assert!(text.contains("[1] find_tests") && text.contains("[2] get_callers"), "{text}");
-    assert!(text.contains("last turn"), "the last-turn notice rides with the results");
+    assert!(
+        text.contains("[1] find_tests") && text.contains("[2] get_callers"),
+        "{text}"
+    );
+    assert!(
+        text.contains("last turn"),
+        "the last-turn notice rides with the results"
+    );
 }
 
 #[tokio::test]
@@ -308,5 +350,26 @@ async fn tool_calls_on_the_last_turn_are_refused_and_repaired() {
     let reqs = model.requests();
     assert_append_only(&reqs);
     let m = messages(&reqs[2]);
-    assert!(m.iter().any(|x| x["tool_call_id"] == "c2" && x["content"].as_str().unwrap().contains("not run")));
+    assert!(
+        m.iter()
+            .any(|x| x["tool_call_id"] == "c2" && x["content"].as_str().unwrap().contains("not run"))
+    );
+}
+
+#[tokio::test]
+async fn the_first_turn_can_be_made_to_call_a_tool() {
+    let model = ScriptedModel::queue(vec![
+        Scripted::tool_calls(&[("c1", "find_tests", json!({"symbol": "total"}))]),
+        Scripted::content(FINDING),
+    ])
+    .await;
+    let r = reviewer(&model, |c| {
+        c.first_turn_tools = true;
+        c.turns.insert(AgentRole::Reviewer, 2);
+    });
+    let tools = Recording::default();
+    review(&r, Some(&tools), ContextMode::GraphRag).await.unwrap();
+    let reqs = model.requests();
+    assert_eq!(reqs[0]["tool_choice"], "required");
+    assert_eq!(reqs[1]["tool_choice"], "none");
 }

@@ -29,7 +29,11 @@ impl Scripted {
     /// A 200 with a chat completion whose message is `message`.
     pub fn message(message: Value, usage: (u64, u64, u64)) -> Scripted {
         let (prompt, cached, completion) = usage;
-        let finish = if message.get("tool_calls").is_some() { "tool_calls" } else { "stop" };
+        let finish = if message.get("tool_calls").is_some() {
+            "tool_calls"
+        } else {
+            "stop"
+        };
         let body = json!({
             "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": "scripted",
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
@@ -58,12 +62,18 @@ impl Scripted {
                 json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}})
             })
             .collect();
-        Scripted::message(json!({"role": "assistant", "content": null, "tool_calls": calls}), (100, 0, 20))
+        Scripted::message(
+            json!({"role": "assistant", "content": null, "tool_calls": calls}),
+            (100, 0, 20),
+        )
     }
 
     /// A refusal.
     pub fn refusal(why: &str) -> Scripted {
-        Scripted::message(json!({"role": "assistant", "content": null, "refusal": why}), (100, 0, 5))
+        Scripted::message(
+            json!({"role": "assistant", "content": null, "refusal": why}),
+            (100, 0, 5),
+        )
     }
 
     /// An error status with an OpenAI-style error body.
@@ -194,11 +204,7 @@ async fn chat(State(shared): State<Arc<Shared>>, _headers: HeaderMap, body: Stri
     if !answer.delay.is_zero() {
         tokio::time::sleep(answer.delay).await;
     }
-    let mut resp = (
-        StatusCode::from_u16(answer.status).expect("valid status"),
-        answer.body,
-    )
-        .into_response();
+    let mut resp = (StatusCode::from_u16(answer.status).expect("valid status"), answer.body).into_response();
     resp.headers_mut()
         .insert("content-type", "application/json".parse().expect("header value"));
     for (k, v) in answer.headers {

@@ -58,7 +58,9 @@ pub async fn review_case(case_id: &str, llm: LlmConfig) -> (Review, Metrics) {
     let accepted = open_pull_request(&reqwest::Client::new(), fleet.gateway, &secret, body)
         .await
         .unwrap();
-    let review = wait_for_review(store.as_ref(), &accepted.job_id, timeout).await.unwrap();
+    let review = wait_for_review(store.as_ref(), &accepted.job_id, timeout)
+        .await
+        .unwrap();
     fleet.stop().await.unwrap();
     (review, metrics)
 }
