@@ -401,7 +401,7 @@ def main() -> int:
     here = Path(__file__).resolve().parent.parent
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path, default=here)
-    ap.add_argument("--schemas", type=Path, default=here.parent / "shared" / "schemas")
+    ap.add_argument("--schemas", type=Path, default=here / "deploy" / "schemas")
     ap.add_argument("--skip-checkov", action="store_true")
     a = ap.parse_args()
     errors = []

@@ -15,7 +15,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-SCHEMAS = ROOT.parent / "shared" / "schemas"
+SCHEMAS = ROOT / "deploy" / "schemas"
 sys.path.insert(0, str(HERE.parent))
 
 import check  # noqa: E402

@@ -1,5 +1,5 @@
 //! Eval cases (F-EVAL-1): loading the case format exactly as
-//! `../shared/eval/case-format.md` defines it, applying a case's edits to a
+//! `eval/CASE-FORMAT.md` defines it, applying a case's edits to a
 //! fresh copy of a fixture, and building the base/head git repository a
 //! review runs on. Scoring and the ablation harness build on this.
 

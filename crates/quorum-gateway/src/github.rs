@@ -154,7 +154,7 @@ mod tests {
 
     fn fixture(name: &str) -> Vec<u8> {
         std::fs::read(format!(
-            "{}/../../../shared/fixtures/github/octokit-webhooks/payload-examples/api.github.com/{name}",
+            "{}/tests/fixtures/github/octokit-webhooks/payload-examples/api.github.com/{name}",
             env!("CARGO_MANIFEST_DIR")
         ))
         .unwrap()

@@ -41,7 +41,7 @@ mod tests {
     use super::*;
 
     /// GitHub's documented test vector
-    /// (`../shared/fixtures/github/validating-webhook-deliveries.EXCERPT.md`).
+    /// (`tests/fixtures/github/validating-webhook-deliveries.EXCERPT.md`, copied from GitHub's docs).
     const SECRET: &str = "It's a Secret to Everybody";
     const PAYLOAD: &str = "Hello, World!";
     const EXPECTED: &str = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17";
@@ -53,12 +53,12 @@ mod tests {
     }
 
     #[test]
-    fn the_vector_is_the_one_in_the_shared_fixture() {
+    fn the_vector_is_the_one_in_githubs_docs() {
         let doc = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/fixtures/github/validating-webhook-deliveries.EXCERPT.md"
+            "/tests/fixtures/github/validating-webhook-deliveries.EXCERPT.md"
         ))
-        .expect("shared fixture");
+        .expect("the copied fixture");
         assert!(doc.contains(SECRET) && doc.contains(PAYLOAD) && doc.contains(EXPECTED));
     }
 

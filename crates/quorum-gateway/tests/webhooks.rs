@@ -59,7 +59,7 @@ async fn setup() -> Setup {
 fn opened(base: &str, head: &str) -> Vec<u8> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures/github/octokit-webhooks/payload-examples/api.github.com/pull_request/opened.payload.json"
+        "/tests/fixtures/github/octokit-webhooks/payload-examples/api.github.com/pull_request/opened.payload.json"
     );
     let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     v["pull_request"]["base"]["sha"] = base.into();
@@ -130,13 +130,13 @@ async fn ping_and_unhandled_events_are_acknowledged() {
     let s = setup().await;
     let ping = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures/github/octokit-webhooks/payload-examples/api.github.com/ping/payload.json"
+        "/tests/fixtures/github/octokit-webhooks/payload-examples/api.github.com/ping/payload.json"
     ))
     .unwrap();
     assert_eq!(signed(s.addr, "ping", ping).await.0, 200);
     let closed = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures/github/octokit-webhooks/payload-examples/api.github.com/pull_request/closed.payload.json"
+        "/tests/fixtures/github/octokit-webhooks/payload-examples/api.github.com/pull_request/closed.payload.json"
     ))
     .unwrap();
     let (status, body) = signed(s.addr, "pull_request", closed).await;
