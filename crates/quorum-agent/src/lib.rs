@@ -79,16 +79,7 @@ struct Outcome {
 impl AgentHandler {
     /// `context` is `None` when the agent cannot read repositories: it then
     /// reviews the diff alone.
-    pub fn new(role: AgentRole, context: Option<Arc<ContextBuilder>>, metrics: Metrics) -> Self {
-        Self::with_engine(role, engine_for(role, None), context, metrics)
-    }
-
-    pub fn with_engine(
-        role: AgentRole,
-        engine: RoleEngine,
-        context: Option<Arc<ContextBuilder>>,
-        metrics: Metrics,
-    ) -> Self {
+    pub fn new(role: AgentRole, engine: RoleEngine, context: Option<Arc<ContextBuilder>>, metrics: Metrics) -> Self {
         // Series exist at zero so dashboards show "none" rather than
         // "no data".
         let r = role.as_str();
@@ -304,7 +295,7 @@ pub async fn start(
         )),
         _ => None,
     };
-    let handler = Arc::new(AgentHandler::with_engine(
+    let handler = Arc::new(AgentHandler::new(
         config.role,
         engine_for(config.role, model),
         context,
@@ -321,16 +312,8 @@ pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
     struct Args {
         #[command(flatten)]
         common: quorum_runtime::CommonArgs,
-        /// Local repositories the agent may read, `owner/name=/path,…`.
-        #[arg(long, env = "QUORUM_LOCAL_REPOS", default_value = "")]
-        local_repos: String,
-        /// Clone repositories that are not local from `<URL>/<owner>/<name>.git`
-        /// (e.g. `https://github.com`); unset: local repositories only.
-        #[arg(long, env = "QUORUM_CLONE_BASE_URL")]
-        clone_base_url: Option<String>,
-        /// Where clones are kept.
-        #[arg(long, env = "QUORUM_CLONE_DIR", default_value = "/tmp/quorum-clones")]
-        clone_dir: std::path::PathBuf,
+        #[command(flatten)]
+        repos: quorum_scm::TreeArgs,
         #[command(flatten)]
         llm: quorum_llm::LlmArgs,
     }
@@ -339,11 +322,7 @@ pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
     let llm = args.llm.config()?;
     let ctx = ServiceContext::from_args(&args.common)?;
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
-    let trees = Arc::new(quorum_scm::Trees::configure(
-        &args.local_repos,
-        args.clone_base_url.as_deref(),
-        &args.clone_dir,
-    )?);
+    let trees = Arc::new(args.repos.trees()?);
     let index = Arc::new(quorum_context::GraphIndex::new(store, trees));
     let shutdown = quorum_runtime::shutdown::on_signal();
     let handle = start(

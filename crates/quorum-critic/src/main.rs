@@ -9,15 +9,10 @@ use clap::Parser;
 struct Args {
     #[command(flatten)]
     common: quorum_runtime::CommonArgs,
-    /// Local repositories the critic may read (to check claims about call
-    /// sites outside the diff against the impact report), `owner/name=/path,…`.
-    #[arg(long, env = "QUORUM_LOCAL_REPOS", default_value = "")]
-    local_repos: String,
-    /// Clone repositories that are not local from `<URL>/<owner>/<name>.git`.
-    #[arg(long, env = "QUORUM_CLONE_BASE_URL")]
-    clone_base_url: Option<String>,
-    #[arg(long, env = "QUORUM_CLONE_DIR", default_value = "/tmp/quorum-clones")]
-    clone_dir: std::path::PathBuf,
+    /// Repository access, to check claims about call sites outside the diff
+    /// against the impact report.
+    #[command(flatten)]
+    repos: quorum_scm::TreeArgs,
     #[command(flatten)]
     llm: quorum_llm::LlmArgs,
 }
@@ -29,11 +24,7 @@ async fn main() -> anyhow::Result<()> {
     let llm = args.llm.config()?;
     let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
-    let trees = Arc::new(quorum_scm::Trees::configure(
-        &args.local_repos,
-        args.clone_base_url.as_deref(),
-        &args.clone_dir,
-    )?);
+    let trees = Arc::new(args.repos.trees()?);
     let index = Arc::new(quorum_context::GraphIndex::new(store.clone(), trees));
     let options = quorum_critic::CriticOptions {
         llm,

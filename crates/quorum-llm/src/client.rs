@@ -106,6 +106,18 @@ impl LlmError {
     }
 }
 
+/// What calls through [`ChatClient::complete_with_fallback`] did.
+#[derive(Debug, Clone, Default)]
+pub struct CallLog {
+    /// Requests made (each may have been retried by the HTTP layer).
+    pub calls: u32,
+    /// Requests that failed after retries (refusals are not failures).
+    pub failed: u32,
+    /// Tokens of every reply, refusals included.
+    pub tokens: Tokens,
+    pub fell_back: bool,
+}
+
 /// A client for one endpoint.
 pub struct ChatClient {
     client: Client<OpenAIConfig>,
@@ -160,6 +172,48 @@ impl ChatClient {
         obj.insert("stream".into(), json!(false));
         let raw: Value = self.client.chat().create_byot(body).await.map_err(map_error)?;
         parse_reply(raw, &req.model)
+    }
+}
+
+impl ChatClient {
+    /// One call as `req.model`. A refusal (the `refusal` field or a
+    /// content filter) is an error; on a refusal or a failure worth it,
+    /// `req.model` switches to `fallback` once and the call is repeated. The
+    /// caller keeps the switched model for what follows.
+    pub async fn complete_with_fallback(
+        &self,
+        req: &mut ChatRequest,
+        fallback: Option<&str>,
+        log: &mut CallLog,
+    ) -> Result<ChatReply, LlmError> {
+        loop {
+            log.calls += 1;
+            let outcome = self.complete(req).await.and_then(|r| {
+                log.tokens += r.tokens;
+                let refused = r.refusal.clone().or_else(|| {
+                    (r.finish_reason.as_deref() == Some("content_filter")).then(|| "content filter".to_string())
+                });
+                match refused {
+                    Some(why) => Err(LlmError::Refusal(why)),
+                    None => Ok(r),
+                }
+            });
+            let e = match outcome {
+                Ok(reply) => return Ok(reply),
+                Err(e) => e,
+            };
+            if !matches!(e, LlmError::Refusal(_)) {
+                log.failed += 1;
+            }
+            match fallback {
+                Some(fb) if !log.fell_back && e.warrants_fallback() && fb != req.model => {
+                    tracing::warn!(error = %e, fallback = %fb, "switching to the fallback model");
+                    req.model = fb.to_string();
+                    log.fell_back = true;
+                }
+                _ => return Err(e),
+            }
+        }
     }
 }
 

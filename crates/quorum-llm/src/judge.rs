@@ -9,7 +9,7 @@ use quorum_core::{FileDiff, Finding, Severity};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::client::{ChatClient, ChatRequest, LlmError, Tokens};
+use crate::client::{CallLog, ChatClient, ChatRequest, LlmError, Tokens};
 use crate::config::LlmConfig;
 use crate::prompt::{Fence, numbered_diff};
 use crate::schema::{extract_json, response_format};
@@ -111,44 +111,31 @@ impl ModelJudge {
             fence.wrap("diff", &diff),
             fence.wrap("findings", &listed)
         );
-        let mut models = vec![self.cfg.model.clone()];
-        models.extend(self.cfg.fallback_model.clone());
-        let mut tokens = Tokens::default();
-        let mut last_error = String::new();
-        for model in models {
-            let req = ChatRequest {
-                model: model.clone(),
-                messages: vec![
-                    json!({"role": "system", "content": SYSTEM}),
-                    json!({"role": "user", "content": user}),
-                ],
-                tools: None,
-                tool_choice: None,
-                response_format: self
-                    .cfg
-                    .structured_output
-                    .then(|| response_format("decisions", decisions_schema(findings.len()))),
-            };
-            match self.client.complete(&req).await {
-                Ok(reply) => {
-                    tokens += reply.tokens;
-                    if let Some(r) = reply.refusal {
-                        last_error = format!("model {model} refused: {r}");
-                        continue;
-                    }
-                    return parse_decisions(reply.content.as_deref().unwrap_or(""), findings.len())
-                        .map(|d| (d, tokens))
-                        .map_err(|e| (format!("model {model}: {e}"), tokens));
-                }
-                Err(e) => {
-                    last_error = format!("{e} (model {model})");
-                    if !e.warrants_fallback() {
-                        break;
-                    }
-                }
-            }
+        let mut req = ChatRequest {
+            model: self.cfg.model.clone(),
+            messages: vec![
+                json!({"role": "system", "content": SYSTEM}),
+                json!({"role": "user", "content": user}),
+            ],
+            tools: None,
+            tool_choice: None,
+            response_format: self
+                .cfg
+                .structured_output
+                .then(|| response_format("decisions", decisions_schema(findings.len()))),
+        };
+        let mut log = CallLog::default();
+        let outcome = self
+            .client
+            .complete_with_fallback(&mut req, self.cfg.fallback_model.as_deref(), &mut log)
+            .await;
+        let model = &req.model;
+        match outcome {
+            Ok(reply) => parse_decisions(reply.content.as_deref().unwrap_or(""), findings.len())
+                .map(|d| (d, log.tokens))
+                .map_err(|e| (format!("model {model}: {e}"), log.tokens)),
+            Err(e) => Err((format!("{e} (model {model})"), log.tokens)),
         }
-        Err((last_error, tokens))
     }
 }
 

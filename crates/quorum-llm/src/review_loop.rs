@@ -19,7 +19,7 @@ use quorum_core::{AgentRole, ContextMode, Finding};
 use quorum_engine::ReviewInput;
 use serde_json::{Value, json};
 
-use crate::client::{ChatClient, ChatReply, ChatRequest, LlmError, Tokens, ToolCallRequest, truncate};
+use crate::client::{CallLog, ChatClient, ChatReply, ChatRequest, LlmError, Tokens, ToolCallRequest, truncate};
 use crate::config::{LlmConfig, ToolMode};
 use crate::prompt::{Fence, system_prompt, user_prompt};
 use crate::schema::{findings_from_value, findings_schema, parse_findings, response_format};
@@ -158,9 +158,8 @@ impl Conversation<'_> {
         unreachable!("the last turn has tools off, so it returns")
     }
 
-    /// Tells the model the next answer is its last; appended so history
-    /// stays a prefix of what follows.
-    /// A user message not yet sent (the action protocol's tool results)
+    /// Tells the model the next answer is its last, without rewriting
+    /// anything already sent: a user message not yet sent (the action protocol's tool results)
     /// carries it; otherwise it is a message of its own.
     fn note_last_turn(&mut self) {
         const NOTE: &str = "This is your last turn: tools are off. Answer now with the findings JSON.";
@@ -211,44 +210,26 @@ impl Conversation<'_> {
         req
     }
 
-    /// One model call, switching to the fallback model once on refusal or
-    /// repeated failure.
+    /// One model call, switching to the fallback model once per review on
+    /// refusal or repeated failure.
     async fn call(&mut self, tools_on: bool, require_tools: bool) -> Result<ChatReply, String> {
-        loop {
-            let req = self.request(tools_on, require_tools);
-            self.stats.calls += 1;
-            let outcome = self.reviewer.client.complete(&req).await.and_then(|r| {
-                let refused = r.refusal.clone().or_else(|| {
-                    (r.finish_reason.as_deref() == Some("content_filter")).then(|| "content filter".to_string())
-                });
-                match refused {
-                    Some(why) => {
-                        self.stats.tokens += r.tokens;
-                        Err(LlmError::Refusal(why))
-                    }
-                    None => Ok(r),
-                }
-            });
-            match outcome {
-                Ok(reply) => {
-                    self.stats.tokens += reply.tokens;
-                    return Ok(reply);
-                }
-                Err(e) => {
-                    if !matches!(e, LlmError::Refusal(_)) {
-                        self.stats.failed_calls += 1;
-                    }
-                    match self.reviewer.cfg.fallback_model.clone() {
-                        Some(fb) if !self.stats.fell_back && e.warrants_fallback() && fb != self.model => {
-                            tracing::warn!(role = %self.role, error = %e, fallback = %fb, "switching to the fallback model");
-                            self.model = fb;
-                            self.stats.fell_back = true;
-                        }
-                        _ => return Err(format!("{e} (model {})", self.model)),
-                    }
-                }
-            }
-        }
+        let mut req = self.request(tools_on, require_tools);
+        let fallback = match self.stats.fell_back {
+            true => None,
+            false => self.reviewer.cfg.fallback_model.as_deref(),
+        };
+        let mut log = CallLog::default();
+        let outcome = self
+            .reviewer
+            .client
+            .complete_with_fallback(&mut req, fallback, &mut log)
+            .await;
+        self.stats.calls += log.calls;
+        self.stats.failed_calls += log.failed;
+        self.stats.tokens += log.tokens;
+        self.stats.fell_back |= log.fell_back;
+        self.model = req.model;
+        outcome.map_err(|e| format!("{e} (model {})", self.model))
     }
 
     fn read(&mut self, reply: &ChatReply, tools_on: bool) -> Answer {

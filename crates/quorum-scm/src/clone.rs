@@ -117,6 +117,28 @@ impl TreeSource for CloneCache {
     }
 }
 
+/// The repository-access flags of every binary that reads trees (agents,
+/// critic, indexer); flatten into a clap parser.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TreeArgs {
+    /// Local repositories this service may read, `owner/name=/path,…`.
+    #[arg(long, env = "QUORUM_LOCAL_REPOS", default_value = "")]
+    pub local_repos: String,
+    /// Clone repositories that are not local from `<URL>/<owner>/<name>.git`
+    /// (e.g. `https://github.com`); unset: local repositories only.
+    #[arg(long, env = "QUORUM_CLONE_BASE_URL")]
+    pub clone_base_url: Option<String>,
+    /// Where clones are kept.
+    #[arg(long, env = "QUORUM_CLONE_DIR", default_value = "/tmp/quorum-clones")]
+    pub clone_dir: std::path::PathBuf,
+}
+
+impl TreeArgs {
+    pub fn trees(&self) -> Result<Trees, ScmError> {
+        Trees::configure(&self.local_repos, self.clone_base_url.as_deref(), &self.clone_dir)
+    }
+}
+
 /// The configured local repositories first, then (when configured) clones.
 #[derive(Debug, Default)]
 pub struct Trees {

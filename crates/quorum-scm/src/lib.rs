@@ -12,7 +12,7 @@ mod git;
 mod sink;
 mod tree;
 
-pub use clone::{CloneCache, Trees};
+pub use clone::{CloneCache, TreeArgs, Trees};
 pub use git::{LocalGit, LocalRepos, validate_ref};
 pub use sink::{LocalSink, Posted, ReviewSink, SinkError};
 pub use tree::{MAX_FILE_BYTES, TreeSource, read_dir_tree, validate_path};
