@@ -8,6 +8,7 @@ pub mod diff;
 pub mod finding;
 pub mod job;
 pub mod review;
+pub mod secret;
 
 pub use diff::{DiffLine, FileDiff, FileStatus, Hunk, LineKind};
 pub use finding::{Category, Evidence, Finding, Severity};
@@ -15,3 +16,4 @@ pub use job::{
     AgentRole, AgentStatus, ContextMode, FileChange, JobPolicy, Provider, PublishMode, RepoRef, ReviewRequest, RunState,
 };
 pub use review::{Review, Verdict};
+pub use secret::Secret;

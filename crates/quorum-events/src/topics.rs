@@ -68,11 +68,14 @@ pub enum ConsumerGroup {
     Publisher,
     /// The publisher's second consumer: draft decisions.
     PublisherDrafts,
+    /// The publisher's third consumer: review requests, to mark the change's
+    /// check "in progress" on the SCM (only the publisher writes there).
+    PublisherChecks,
     Indexer,
 }
 
 impl ConsumerGroup {
-    pub const ALL: [ConsumerGroup; 9] = [
+    pub const ALL: [ConsumerGroup; 10] = [
         ConsumerGroup::Agent(AgentRole::Static),
         ConsumerGroup::Agent(AgentRole::Reviewer),
         ConsumerGroup::Agent(AgentRole::Security),
@@ -81,6 +84,7 @@ impl ConsumerGroup {
         ConsumerGroup::Critic,
         ConsumerGroup::Publisher,
         ConsumerGroup::PublisherDrafts,
+        ConsumerGroup::PublisherChecks,
         ConsumerGroup::Indexer,
     ];
 
@@ -94,6 +98,7 @@ impl ConsumerGroup {
             ConsumerGroup::Critic => "critic",
             ConsumerGroup::Publisher => "publisher",
             ConsumerGroup::PublisherDrafts => "publisher-drafts",
+            ConsumerGroup::PublisherChecks => "publisher-checks",
             ConsumerGroup::Indexer => "indexer",
         }
     }
@@ -106,6 +111,7 @@ impl ConsumerGroup {
             ConsumerGroup::Critic => Topic::Aggregated,
             ConsumerGroup::Publisher => Topic::Completed,
             ConsumerGroup::PublisherDrafts => Topic::DraftDecided,
+            ConsumerGroup::PublisherChecks => Topic::ReviewRequested,
             ConsumerGroup::Indexer => Topic::IndexRequested,
         }
     }

@@ -2,7 +2,6 @@
 //! start-up. No model URL means no model: the offline engine reviews.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -21,24 +20,7 @@ pub enum ToolMode {
     Json,
 }
 
-/// A secret that never reaches a log or a `Debug` print.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(s: impl Into<String>) -> Self {
-        Secret(s.into())
-    }
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(***)")
-    }
-}
+pub use quorum_core::Secret;
 
 /// Everything the client and the loop need to talk to one endpoint.
 #[derive(Debug, Clone)]

@@ -20,7 +20,7 @@ use quorum_runtime::{
     CancellationToken, Delivery, Handler, HandlerError, Metrics, OutMessage, RuntimeError, ServiceContext,
     ServiceHandle, WorkerSpec, now_ms,
 };
-use quorum_scm::{ReviewSink, SinkError};
+use quorum_scm::{CheckStatus, ReviewSink, SinkError};
 use quorum_store::StateStore;
 use tracing::info;
 
@@ -149,11 +149,22 @@ impl Publisher {
                     info!(job_id = %job_id, location = %posted.location, inline = review.inline.len(), "review published");
                     break;
                 }
-                Err(SinkError::InlineRejected { index, reason }) if !moved_once && index < review.inline.len() => {
-                    info!(job_id = %job_id, %reason, "inline comment refused; moving it to the body");
-                    review.move_inline_to_body(index);
+                Err(SinkError::InlineRejected { index, reason }) if !moved_once && !review.inline.is_empty() => {
+                    match index.filter(|i| *i < review.inline.len()) {
+                        Some(i) => {
+                            info!(job_id = %job_id, %reason, "inline comment refused; moving it to the body");
+                            review.move_inline_to_body(i);
+                        }
+                        None => {
+                            info!(job_id = %job_id, %reason, inline = review.inline.len(), "the SCM refused an inline comment without saying which; moving all of them to the body");
+                            while !review.inline.is_empty() {
+                                review.move_inline_to_body(0);
+                            }
+                        }
+                    }
                     moved_once = true;
                 }
+                Err(e @ SinkError::Refused(_)) => return Err(HandlerError::invalid(e)),
                 Err(e) => return Err(HandlerError::retryable(e)),
             }
         }
@@ -161,6 +172,7 @@ impl Publisher {
             .set_run_state(job_id, RunState::Published, None)
             .await
             .map_err(HandlerError::retryable)?;
+        report_completed(self.sink.as_ref(), &completed.request, &review).await;
         let latency = now_ms().saturating_sub(completed.request.requested_at_ms) as f64 / 1000.0;
         self.metrics
             .webhook_to_review
@@ -170,7 +182,51 @@ impl Publisher {
     }
 }
 
+/// The check's final state. The review is posted either way: a status that
+/// cannot be set is logged, not retried (a retry would post nothing new and
+/// the next push sets a fresh status).
+async fn report_completed(sink: &dyn ReviewSink, request: &quorum_core::ReviewRequest, review: &Review) {
+    let status = CheckStatus::Completed {
+        verdict: review.verdict,
+        summary: review.summary.clone(),
+        findings: review.kept.len(),
+    };
+    if let Err(e) = sink.report_status(request, &status).await {
+        tracing::warn!(job_id = %request.job_id, error = %e, "the review was posted but its check status could not be set");
+    }
+}
+
 struct CompletedHandler(Publisher);
+
+/// Marks a new review request's check "in progress" (`publisher-checks`).
+/// A run that already finished is left alone, so a late or redelivered
+/// request never turns a completed check back.
+struct ChecksHandler {
+    store: Arc<dyn StateStore>,
+    sink: Arc<dyn ReviewSink>,
+}
+
+#[async_trait]
+impl Handler for ChecksHandler {
+    async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
+        let msg: quorum_events::ReviewRequested = d.decode()?;
+        let request = &msg.request;
+        let run = self
+            .store
+            .get_run(&request.job_id)
+            .await
+            .map_err(HandlerError::retryable)?;
+        if run.is_some_and(|r| r.state.is_terminal() || r.state == RunState::Draft) {
+            return Ok(vec![]);
+        }
+        // Best effort: the sink already retried; a request on the
+        // dead-letter topic would be replayed as a whole new review.
+        if let Err(e) = self.sink.report_status(request, &CheckStatus::InProgress).await {
+            tracing::warn!(job_id = %request.job_id, error = %e, "cannot mark the check in progress");
+        }
+        Ok(vec![])
+    }
+}
 
 #[async_trait]
 impl Handler for CompletedHandler {
@@ -235,10 +291,18 @@ pub async fn start(
         sink.clone(),
         ctx.metrics.clone(),
     )));
+    let checks = Arc::new(ChecksHandler {
+        store: store.clone(),
+        sink: sink.clone(),
+    });
     let drafts = Arc::new(DraftHandler { store, sink });
     let drafts_spec = WorkerSpec {
         service: "publisher".into(),
         ..WorkerSpec::for_group(ConsumerGroup::PublisherDrafts)
+    };
+    let checks_spec = WorkerSpec {
+        service: "publisher".into(),
+        ..WorkerSpec::for_group(ConsumerGroup::PublisherChecks)
     };
     quorum_runtime::start_workers_service(
         ctx,
@@ -246,6 +310,7 @@ pub async fn start(
         vec![
             (WorkerSpec::for_group(ConsumerGroup::Publisher), completed),
             (drafts_spec, drafts),
+            (checks_spec, checks),
         ],
         http_addr,
         shutdown,
@@ -299,6 +364,7 @@ pub async fn decide_draft(
                 .map_err(|e| failed(&e))?
                 .ok_or_else(|| DraftError::Failed(format!("job {job_id} is not in the store")))?;
             sink.post(&job.request, &review).await.map_err(|e| failed(&e))?;
+            report_completed(sink, &job.request, &review).await;
             RunState::Approved
         }
     };

@@ -37,7 +37,7 @@ impl ReviewSink for ScriptedSink {
         }
         if let Some(i) = review.inline.iter().position(|c| Some(c.line) == self.refuse_line) {
             return Err(SinkError::InlineRejected {
-                index: i,
+                index: Some(i),
                 reason: "line must be part of the diff".into(),
             });
         }

@@ -39,7 +39,7 @@ pub fn spawn_monitor(
 ) -> Result<(Backlog, JoinHandle<()>), RuntimeError> {
     let groups = ConsumerGroup::ALL
         .into_iter()
-        .filter(|g| g.topic() == Topic::ReviewRequested)
+        .filter(|g| matches!(g, ConsumerGroup::Agent(_)))
         .map(|g| {
             ClientConfig::new()
                 .set("bootstrap.servers", &bus.brokers)

@@ -5,16 +5,20 @@
 //!   publisher holds a sink, so only the publisher writes to the SCM.
 //!   [`LocalSink`] renders Markdown into the run store (and optionally stdout).
 //!
-//! GitHub and GitLab implement the same two traits in a later issue.
+//! - [`TreeSource`]: read-only access to a repository's files at a commit.
+//!
+//! [`github`] implements all three against GitHub's REST API (octocrab);
+//! local git and the local sink serve `quorum review`, the demo and the eval.
 
 mod clone;
 mod git;
+pub mod github;
 mod sink;
 mod tree;
 
 pub use clone::{CloneCache, TreeArgs, Trees};
 pub use git::{LocalGit, LocalRepos, validate_ref};
-pub use sink::{LocalSink, Posted, ReviewSink, SinkError};
+pub use sink::{CheckStatus, LocalSink, Posted, ReviewSink, SinkError};
 pub use tree::{MAX_FILE_BYTES, TreeSource, read_dir_tree, validate_path};
 
 use async_trait::async_trait;
@@ -39,9 +43,40 @@ pub struct Change {
     pub files: Vec<FileChange>,
 }
 
+/// A pull request as the SCM describes it now (for slash commands, whose
+/// event carries no commits).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PullRequestInfo {
+    pub number: u64,
+    pub title: String,
+    pub body: String,
+    pub author: String,
+    pub author_is_bot: bool,
+    pub draft: bool,
+    /// Closed or merged PRs are not reviewed.
+    pub open: bool,
+    pub base_sha: String,
+    pub head_sha: String,
+    pub labels: Vec<String>,
+}
+
 /// Where changes come from.
 #[async_trait]
 pub trait ChangeSource: Send + Sync + 'static {
     /// Files and patches of `repo` between `base` and `head`.
     async fn fetch_change(&self, repo: &str, number: u64, base: &str, head: &str) -> Result<Change, ScmError>;
+
+    /// The pull request `number` of `repo`.
+    async fn pull_request(&self, repo: &str, number: u64) -> Result<PullRequestInfo, ScmError> {
+        let _ = number;
+        Err(ScmError::Invalid(format!(
+            "{repo}: this change source has no pull requests (configure GitHub or GitLab)"
+        )))
+    }
+
+    /// Whether `user` may push to `repo` (slash commands need write access).
+    async fn can_write(&self, repo: &str, user: &str) -> Result<bool, ScmError> {
+        let _ = (repo, user);
+        Ok(false)
+    }
 }

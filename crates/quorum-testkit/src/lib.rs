@@ -107,4 +107,6 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+pub mod github;
+pub mod openapi;
 pub mod scripted_model;
