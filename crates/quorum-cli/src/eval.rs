@@ -201,6 +201,8 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                             context_mode,
                             ..JobPolicy::default()
                         },
+                        files: None,
+                        dedupe_suffix: None,
                     })
                     .await?;
                 let review = wait_for_review(store.as_ref(), &submitted.job_id, Duration::from_secs(60)).await?;

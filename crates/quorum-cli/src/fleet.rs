@@ -12,7 +12,7 @@ use quorum_context::{ContextBuilder, GraphIndex};
 use quorum_core::{AgentRole, PublishMode, Review, RunState};
 use quorum_gateway::GatewayConfig;
 use quorum_runtime::{CancellationToken, ServiceContext, ServiceHandle};
-use quorum_scm::{ChangeSource, LocalSink, TreeSource};
+use quorum_scm::{ChangeSource, LocalSink, ReviewSink, TreeSource};
 use quorum_store::StateStore;
 
 /// What the fleet is started with.
@@ -31,6 +31,10 @@ pub struct FleetOptions {
     /// The model for the reviewer, security and tests roles and the
     /// critic; `None`: the offline engine.
     pub llm: Option<quorum_llm::LlmConfig>,
+    /// Where reviews are posted; `None`: the run store ([`LocalSink`]).
+    pub sink: Option<Arc<dyn ReviewSink>>,
+    /// Where the gateway reads `.quorum.yml`; `None`: server defaults.
+    pub policy_source: Option<Arc<dyn TreeSource>>,
 }
 
 impl FleetOptions {
@@ -48,6 +52,8 @@ impl FleetOptions {
             aggregator_deadline: Duration::from_secs(60),
             publish_mode: PublishMode::Direct,
             llm: None,
+            sink: None,
+            policy_source: None,
         }
     }
 }
@@ -82,6 +88,7 @@ impl Fleet {
         let mut handles = Vec::new();
         let mut gateway_config = GatewayConfig::new(opts.gateway_addr, opts.webhook_secret);
         gateway_config.policy.publish_mode = opts.publish_mode;
+        gateway_config.policy_source = opts.policy_source;
         let gateway = quorum_gateway::start(gateway_config, &ctx, store.clone(), opts.source, shutdown.clone())
             .await
             .context("starting the gateway")?;
@@ -110,7 +117,9 @@ impl Fleet {
             context: Some(context.clone()),
         };
         handles.push(quorum_critic::start(any, &ctx, store.clone(), critic, shutdown.clone()).await?);
-        let sink = Arc::new(LocalSink::new(store.clone(), opts.print_reviews));
+        let sink = opts
+            .sink
+            .unwrap_or_else(|| Arc::new(LocalSink::new(store.clone(), opts.print_reviews)));
         handles.push(quorum_publisher::start(any, &ctx, store.clone(), sink, shutdown.clone()).await?);
         handles.push(quorum_indexer::start(any, &ctx, store.clone(), index.clone(), shutdown.clone()).await?);
         Ok(Fleet {

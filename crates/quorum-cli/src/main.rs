@@ -23,7 +23,7 @@ enum Command {
     /// Review a local git range through the whole fleet and print the review.
     Review(review::ReviewArgs),
     /// Run every service in this process.
-    Up(UpArgs),
+    Up(Box<UpArgs>),
     /// Host an embedded Kafka-protocol broker for separate service processes.
     Broker {
         /// Loopback port to listen on (0 picks one).
@@ -164,9 +164,10 @@ struct UpArgs {
     gateway_addr: std::net::SocketAddr,
     #[arg(long, env = "GITHUB_WEBHOOK_SECRET", hide_env_values = true)]
     webhook_secret: String,
-    /// Local repositories the gateway reads changes from: `owner/name=/path,...`.
-    #[arg(long, env = "QUORUM_LOCAL_REPOS", default_value = "")]
-    local_repos: String,
+    /// Local repositories, clones, and GitHub (GITHUB_TOKEN or a GitHub App):
+    /// with GitHub configured, changes are read from it and reviews posted there.
+    #[command(flatten)]
+    repos: quorum_scm::TreeArgs,
     #[arg(long, env = "QUORUM_AGGREGATOR_DEADLINE_SECS", default_value_t = 300)]
     deadline_secs: u64,
     /// `draft` stores reviews for `quorum approve` instead of posting them.
@@ -215,14 +216,21 @@ async fn main() -> anyhow::Result<()> {
             let llm = args.llm.config()?;
             let ctx = ServiceContext::from_args(&args.common)?;
             let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
-            let source = Arc::new(quorum_scm::LocalRepos::parse(&args.local_repos)?);
+            let trees = Arc::new(args.repos.trees()?);
+            let github = trees.api.clone();
+            let source: Arc<dyn quorum_scm::ChangeSource> = match &github {
+                Some(g) => g.clone(),
+                None => Arc::new(quorum_scm::LocalRepos::parse(&args.repos.local_repos)?),
+            };
             let shutdown = quorum_runtime::shutdown::on_signal();
             let fleet = Fleet::start(
                 FleetOptions {
                     ctx,
                     store,
-                    source: source.clone(),
-                    trees: source,
+                    source,
+                    trees,
+                    sink: github.clone().map(|g| g as Arc<dyn quorum_scm::ReviewSink>),
+                    policy_source: github.map(|g| g as Arc<dyn quorum_scm::TreeSource>),
                     gateway_addr: args.gateway_addr,
                     webhook_secret: args.webhook_secret.into_bytes(),
                     print_reviews: true,

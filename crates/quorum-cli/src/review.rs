@@ -84,6 +84,8 @@ pub async fn run(args: ReviewArgs) -> anyhow::Result<Review> {
             base: args.base,
             head: args.head,
             policy: JobPolicy::default(),
+            files: None,
+            dedupe_suffix: None,
         })
         .await
         .context("submitting the change")?;

@@ -185,6 +185,10 @@ pub struct JobPolicy {
     pub publish_mode: PublishMode,
     #[serde(default)]
     pub context_mode: ContextMode,
+    /// What was wrong with the repository's policy file (its defaults were
+    /// used instead); the review says so at the top.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Default for JobPolicy {
@@ -193,6 +197,7 @@ impl Default for JobPolicy {
             agents: AgentRole::ALL.to_vec(),
             publish_mode: PublishMode::Direct,
             context_mode: ContextMode::GraphRag,
+            warnings: vec![],
         }
     }
 }

@@ -104,6 +104,9 @@ pub struct Review {
     /// Changed files nobody reviewed, with why (over the size budget).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_reviewed: Vec<(String, String)>,
+    /// Problems the team should fix (an invalid `.quorum.yml`), shown first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
 }
 
 /// The fingerprint of a finding: stable across pushes because it hashes the
@@ -223,6 +226,9 @@ impl Review {
     pub fn render_body(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "## Quorum review — {}\n", self.verdict.as_str());
+        for n in &self.notices {
+            let _ = writeln!(s, "> **Warning:** {n}\n");
+        }
         let _ = writeln!(s, "{}\n", self.summary);
         if !self.body_comments.is_empty() {
             let _ = writeln!(s, "### Outside the diff\n");
@@ -377,6 +383,7 @@ mod tests {
             rejected: vec![],
             kept: vec![],
             not_reviewed: vec![],
+            notices: vec![],
         };
         r.move_inline_to_body(0);
         assert!(r.inline.is_empty());
@@ -446,9 +453,11 @@ mod render_tests {
                 "package-lock.json".into(),
                 "patch of 900 KiB is over the per-file limit of 128 KiB".into(),
             )],
+            notices: vec![".quorum.yml is invalid, so the server's defaults were used: review.mode".into()],
         };
         let md = review.render_markdown();
         let pos = |s: &str| md.find(s).unwrap_or_else(|| panic!("`{s}` missing from:\n{md}"));
+        assert!(pos("> **Warning:** .quorum.yml is invalid") < pos("3 finding(s) kept."));
         assert!(pos("## Quorum review — request_changes") < pos("### Outside the diff"));
         assert!(pos("- `shop/checkout.py:69` **Caller not updated**") < pos("### Inline comments"));
         assert!(md.contains("Rejected by critic (1)") && md.contains("Speculative — not in the diff"));

@@ -37,6 +37,10 @@ const MAX_RULES: usize = 200;
 struct RepoConfig {
     #[serde(default)]
     conventions: Vec<RuleSpec>,
+    /// The review policy in the same file; the gateway validates it.
+    #[serde(default)]
+    #[allow(dead_code)]
+    review: Option<serde_norway::Value>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -14,6 +14,13 @@ pub enum Event {
         repo: String,
         branch: String,
     },
+    /// A `/review` slash command on a pull request.
+    Command(CommandEvent),
+    /// The App was installed on repositories (or they were added to it):
+    /// index them before their first review.
+    Installed {
+        repos: Vec<String>,
+    },
     /// An event or action we do not act on; counted and acknowledged.
     Ignored {
         event: String,
@@ -33,6 +40,52 @@ pub struct PullRequestEvent {
     pub draft: bool,
     pub base_sha: String,
     pub head_sha: String,
+    pub labels: Vec<String>,
+    /// Where the repository's `.quorum.yml` is read.
+    pub default_branch: Option<String>,
+}
+
+/// What a slash command asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// `/review`: review the PR's head again, now.
+    Review,
+    /// `/review full`: every agent, with the full changed files as context.
+    Full,
+    /// `/review security`: the security agent only.
+    Security,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandEvent {
+    pub repo: String,
+    pub number: u64,
+    pub command: Command,
+    /// Who asked; the gateway checks their write access.
+    pub user: String,
+    /// The comment's id: a redelivery of the same comment is one review.
+    pub comment_id: u64,
+    pub default_branch: Option<String>,
+}
+
+/// Reads a slash command from a comment's first non-empty line.
+/// `Err` for `/review <something unknown>`; `Ok(None)` for other comments.
+pub fn parse_command(body: &str) -> Result<Option<Command>, String> {
+    let Some(first) = body.lines().map(str::trim).find(|l| !l.is_empty()) else {
+        return Ok(None);
+    };
+    let mut words = first.split_whitespace();
+    if words.next() != Some("/review") {
+        return Ok(None);
+    }
+    match (words.next(), words.next()) {
+        (None, _) => Ok(Some(Command::Review)),
+        (Some("full"), None) => Ok(Some(Command::Full)),
+        (Some("security"), None) => Ok(Some(Command::Security)),
+        _ => Err(format!(
+            "`{first}` is not a Quorum command: use `/review`, `/review full` or `/review security`"
+        )),
+    }
 }
 
 /// Actions that (re)start a review (F-GW-2).
@@ -48,6 +101,34 @@ struct Payload {
     git_ref: Option<String>,
     #[serde(default)]
     deleted: bool,
+    /// `issue_comment`.
+    issue: Option<Issue>,
+    comment: Option<Comment>,
+    /// `installation` (created) and `installation_repositories` (added).
+    #[serde(default)]
+    repositories: Vec<NamedRepo>,
+    #[serde(default)]
+    repositories_added: Vec<NamedRepo>,
+}
+
+#[derive(Deserialize)]
+struct Issue {
+    number: u64,
+    /// Set when the issue is a pull request.
+    pull_request: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct Comment {
+    id: u64,
+    #[serde(default)]
+    body: String,
+    user: User,
+}
+
+#[derive(Deserialize)]
+struct NamedRepo {
+    full_name: String,
 }
 
 #[derive(Deserialize)]
@@ -67,6 +148,13 @@ struct Pr {
     user: User,
     head: Ref,
     base: Ref,
+    #[serde(default)]
+    labels: Vec<Label>,
+}
+
+#[derive(Deserialize)]
+struct Label {
+    name: String,
 }
 
 #[derive(Deserialize)]
@@ -119,7 +207,64 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
                 draft: pr.draft,
                 base_sha: pr.base.sha,
                 head_sha: pr.head.sha,
+                labels: pr.labels.into_iter().map(|l| l.name).collect(),
+                default_branch: repo.default_branch,
             }))
+        }
+        "issue_comment" => {
+            let action = payload.action.clone().unwrap_or_default();
+            let ignored = |why: &str| Event::Ignored {
+                event: event.into(),
+                action: Some(format!("{action} ({why})")),
+            };
+            if action != "created" {
+                return Ok(ignored("only new comments are read"));
+            }
+            let repo = payload.repository.ok_or("issue_comment payload has no `repository`")?;
+            let issue = payload.issue.ok_or("issue_comment payload has no `issue`")?;
+            let comment = payload.comment.ok_or("issue_comment payload has no `comment`")?;
+            quorum_core::job::validate_repo_name(&repo.full_name)?;
+            if issue.pull_request.is_none() {
+                return Ok(ignored("a comment on an issue, not a pull request"));
+            }
+            // Bots (Quorum among them) never trigger reviews; nor do comments
+            // that carry Quorum's own markers.
+            if comment.user.kind == "Bot"
+                || comment.user.login.ends_with("[bot]")
+                || comment.body.contains("<!-- quorum:")
+            {
+                return Ok(ignored("comment by a bot"));
+            }
+            match parse_command(&comment.body)? {
+                None => Ok(ignored("not a command")),
+                Some(command) => Ok(Event::Command(CommandEvent {
+                    repo: repo.full_name,
+                    number: issue.number,
+                    command,
+                    user: comment.user.login,
+                    comment_id: comment.id,
+                    default_branch: repo.default_branch,
+                })),
+            }
+        }
+        "installation" | "installation_repositories" => {
+            let action = payload.action.clone().unwrap_or_default();
+            let repos = match (event, action.as_str()) {
+                ("installation", "created") => payload.repositories,
+                ("installation_repositories", "added") => payload.repositories_added,
+                _ => vec![],
+            };
+            if repos.is_empty() {
+                return Ok(Event::Ignored {
+                    event: event.into(),
+                    action: payload.action,
+                });
+            }
+            let repos: Vec<String> = repos.into_iter().map(|r| r.full_name).collect();
+            for r in &repos {
+                quorum_core::job::validate_repo_name(r)?;
+            }
+            Ok(Event::Installed { repos })
         }
         "push" => {
             let repo = payload.repository.ok_or("push payload has no `repository`")?;
@@ -234,6 +379,88 @@ mod tests {
             parse("push", br#"{"ref": "refs/heads/main"}"#)
                 .unwrap_err()
                 .contains("repository")
+        );
+    }
+
+    /// octokit's `issue_comment` examples are on plain issues; a PR comment
+    /// is the same payload with `issue.pull_request` set.
+    fn pr_comment(body: &str, login: &str, kind: &str) -> Vec<u8> {
+        let mut v: serde_json::Value = serde_json::from_slice(&fixture("issue_comment/created.payload.json")).unwrap();
+        v["issue"]["pull_request"] =
+            serde_json::json!({"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"});
+        v["comment"]["body"] = body.into();
+        v["comment"]["user"]["login"] = login.into();
+        v["comment"]["user"]["type"] = kind.into();
+        serde_json::to_vec(&v).unwrap()
+    }
+
+    #[test]
+    fn slash_commands_on_pull_requests() {
+        let Event::Command(c) = parse(
+            "issue_comment",
+            &pr_comment("/review full\nthanks", "Codertocat", "User"),
+        )
+        .unwrap() else {
+            panic!("not a command")
+        };
+        assert_eq!(c.command, Command::Full);
+        assert_eq!(
+            (c.repo.as_str(), c.user.as_str()),
+            ("Codertocat/Hello-World", "Codertocat")
+        );
+        assert!(c.comment_id > 0);
+        assert_eq!(parse_command("  /review  ").unwrap(), Some(Command::Review));
+        assert_eq!(parse_command("/review security").unwrap(), Some(Command::Security));
+        assert_eq!(parse_command("looks good /review").unwrap(), None);
+        assert!(
+            parse_command("/review everything")
+                .unwrap_err()
+                .contains("/review full")
+        );
+
+        for (body, login, kind) in [
+            ("/review", "quorum-app[bot]", "Bot"),
+            ("/review", "ci", "Bot"),
+            ("nice!", "Codertocat", "User"),
+            ("/review\n<!-- quorum:review -->", "Codertocat", "User"),
+        ] {
+            assert!(
+                matches!(
+                    parse("issue_comment", &pr_comment(body, login, kind)).unwrap(),
+                    Event::Ignored { .. }
+                ),
+                "{body} by {login}"
+            );
+        }
+        // The fixtures as they are: comments on issues, and edits.
+        assert!(matches!(
+            parse("issue_comment", &fixture("issue_comment/created.payload.json")).unwrap(),
+            Event::Ignored { .. }
+        ));
+        assert!(matches!(
+            parse("issue_comment", &fixture("issue_comment/edited.payload.json")).unwrap(),
+            Event::Ignored { .. }
+        ));
+    }
+
+    #[test]
+    fn installations_name_the_repositories_to_index() {
+        let Event::Installed { repos } = parse("installation", &fixture("installation/created.payload.json")).unwrap()
+        else {
+            panic!("not an installation")
+        };
+        assert!(!repos.is_empty(), "{repos:?}");
+        assert!(matches!(
+            parse("installation", &fixture("installation/deleted.payload.json")).unwrap(),
+            Event::Ignored { .. }
+        ));
+        let added = serde_json::json!({"action": "added", "repositories_added": [{"full_name": "acme/new"}],
+                                       "repositories_removed": []});
+        assert_eq!(
+            parse("installation_repositories", &serde_json::to_vec(&added).unwrap()).unwrap(),
+            Event::Installed {
+                repos: vec!["acme/new".into()]
+            }
         );
     }
 

@@ -26,6 +26,12 @@ pub struct ChangeRequest {
     pub base: String,
     pub head: String,
     pub policy: JobPolicy,
+    /// Which files are reviewed and how big a change may be (from the
+    /// repository's `.quorum.yml`); `None`: every file.
+    pub files: Option<crate::policy::Policy>,
+    /// Makes this request its own run even for a head already reviewed: a
+    /// slash command's comment id (a redelivery of the comment is still one).
+    pub dedupe_suffix: Option<String>,
 }
 
 /// The outcome of a submission.
@@ -42,6 +48,9 @@ pub enum IntakeError {
     Invalid(String),
     #[error("temporarily unavailable: {0}")]
     Unavailable(String),
+    /// The policy leaves nothing to review (too big, every file excluded).
+    #[error("not reviewed: {0}")]
+    Skipped(String),
 }
 
 pub struct Intake {
@@ -61,6 +70,10 @@ impl Intake {
         }
     }
 
+    pub fn source(&self) -> &Arc<dyn ChangeSource> {
+        &self.source
+    }
+
     /// How much patch text one request may carry; the rest is left out
     /// and listed in the review as not reviewed.
     pub fn with_budget(mut self, budget: PatchBudget) -> Self {
@@ -73,7 +86,10 @@ impl Intake {
     #[tracing::instrument(name = "intake", skip_all, fields(service = "gateway", repo = %change.repo, pr = change.number))]
     pub async fn submit(&self, change: ChangeRequest) -> Result<Submitted, IntakeError> {
         let unavailable = |e: quorum_store::StoreError| IntakeError::Unavailable(e.to_string());
-        let dedupe = quorum_core::job::dedupe_key(&change.repo, change.number, &change.head);
+        let mut dedupe = quorum_core::job::dedupe_key(&change.repo, change.number, &change.head);
+        if let Some(suffix) = &change.dedupe_suffix {
+            dedupe = format!("{dedupe}/{suffix}");
+        }
         let job_id = uuid::Uuid::new_v4().to_string();
         match self.store.claim_dedupe(&dedupe, &job_id).await.map_err(unavailable)? {
             Claim::Existing(existing) => {
@@ -89,6 +105,11 @@ impl Intake {
                 job_id,
                 duplicate: false,
             }),
+            Err(e @ IntakeError::Skipped(_)) => {
+                // No run was stored: nothing to mark failed.
+                let _ = self.store.release_dedupe(&dedupe).await;
+                Err(e)
+            }
             Err(e) => {
                 let _ = self.store.release_dedupe(&dedupe).await;
                 let _ = self
@@ -110,6 +131,15 @@ impl Intake {
                 ScmError::Unavailable(m) => IntakeError::Unavailable(m),
             })?;
         let mut files = fetched.files;
+        if let Some(policy) = &change.files {
+            policy.select_files(&mut files).map_err(IntakeError::Skipped)?;
+            if files.is_empty() {
+                return Err(IntakeError::Skipped(format!(
+                    "every changed file is excluded by {}",
+                    crate::policy::CONFIG_PATH
+                )));
+            }
+        }
         let omitted = fit_patches(&mut files, self.budget);
         if omitted > 0 {
             tracing::warn!(

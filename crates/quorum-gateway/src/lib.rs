@@ -16,25 +16,25 @@
 pub mod github;
 pub mod intake;
 pub mod operator;
+pub mod policy;
 pub mod signature;
+mod webhook;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use quorum_core::{JobPolicy, Provider};
+use quorum_core::JobPolicy;
 use quorum_runtime::{CancellationToken, Metrics, RuntimeError, ServiceContext, ServiceHandle, ops};
-use quorum_scm::ChangeSource;
+use quorum_scm::{ChangeSource, TreeSource};
+
+use crate::intake::Intake;
 use quorum_store::StateStore;
 use serde_json::json;
-
-use crate::github::Event;
-use crate::intake::{ChangeRequest, Intake, IntakeError};
 
 /// Gateway settings.
 #[derive(Clone)]
@@ -44,12 +44,16 @@ pub struct GatewayConfig {
     pub webhook_secret: Vec<u8>,
     /// Largest accepted body (GitHub caps payloads at 25 MiB; reviews need far less).
     pub max_body_bytes: usize,
-    /// Review draft PRs too.
+    /// Review draft PRs too (unless a repository's `.quorum.yml` says).
     pub review_drafts: bool,
-    /// Review PRs opened by bots too.
+    /// Review PRs opened by bots too (unless `.quorum.yml` says).
     pub review_bots: bool,
-    /// The policy every accepted job carries (per-repo `.quorum.yml` later).
+    /// The server's defaults for every job; a repository's `.quorum.yml`
+    /// is merged over them.
     pub policy: JobPolicy,
+    /// Where `.quorum.yml` is read from (the default branch); `None`: the
+    /// server's defaults apply to every repository.
+    pub policy_source: Option<Arc<dyn TreeSource>>,
     /// Bearer token of the operator API; `None` turns the API off.
     pub operator_token: Option<String>,
     /// Refuse new reviews (503 + Retry-After) while more than this many
@@ -68,6 +72,7 @@ impl GatewayConfig {
             review_drafts: false,
             review_bots: false,
             policy: JobPolicy::default(),
+            policy_source: None,
             operator_token: None,
             max_backlog: Some(1000),
             backlog_every: std::time::Duration::from_secs(2),
@@ -102,109 +107,6 @@ impl Admission {
     }
 }
 
-#[derive(Clone)]
-struct AppState {
-    config: Arc<GatewayConfig>,
-    intake: Arc<Intake>,
-    producer: quorum_runtime::BusProducer,
-    admission: Admission,
-    metrics: Metrics,
-}
-
-fn reply(metrics: &Metrics, status: StatusCode, body: serde_json::Value) -> Response {
-    metrics.gateway_requests.with_label_values(&[status.as_str()]).inc();
-    (status, axum::Json(body)).into_response()
-}
-
-async fn github_webhook(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    let m = &app.metrics;
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    if let Err(e) = signature::verify(&app.config.webhook_secret, &body, header("x-hub-signature-256")) {
-        return reply(m, StatusCode::UNAUTHORIZED, json!({ "error": e.to_string() }));
-    }
-    let Some(event) = header("x-github-event") else {
-        return reply(
-            m,
-            StatusCode::BAD_REQUEST,
-            json!({ "error": "missing X-GitHub-Event header" }),
-        );
-    };
-    let event = match github::parse(event, &body) {
-        Ok(e) => e,
-        Err(e) => return reply(m, StatusCode::BAD_REQUEST, json!({ "error": e })),
-    };
-    let pr = match event {
-        Event::Ping => return reply(m, StatusCode::OK, json!({ "ok": true })),
-        Event::Ignored { event, action } => {
-            return reply(m, StatusCode::ACCEPTED, json!({ "ignored": event, "action": action }));
-        }
-        Event::Push { repo, branch } => {
-            let msg = quorum_events::IndexRequested {
-                schema_version: quorum_events::SCHEMA_VERSION,
-                repo: quorum_core::RepoRef {
-                    provider: Provider::Github,
-                    full_name: repo.clone(),
-                },
-                git_ref: branch.clone(),
-            };
-            return match app.producer.publish(&msg).await {
-                Ok(()) => reply(m, StatusCode::ACCEPTED, json!({ "index": repo, "ref": branch })),
-                Err(e) => {
-                    let mut r = reply(m, StatusCode::SERVICE_UNAVAILABLE, json!({ "error": e.to_string() }));
-                    r.headers_mut()
-                        .insert("retry-after", "5".parse().expect("valid header"));
-                    r
-                }
-            };
-        }
-        Event::PullRequest(pr) => pr,
-    };
-    if pr.draft && !app.config.review_drafts {
-        return reply(
-            m,
-            StatusCode::ACCEPTED,
-            json!({ "ignored": "pull_request", "reason": "draft" }),
-        );
-    }
-    if pr.author_is_bot && !app.config.review_bots {
-        return reply(
-            m,
-            StatusCode::ACCEPTED,
-            json!({ "ignored": "pull_request", "reason": "bot author" }),
-        );
-    }
-    if let Err(e) = app.admission.check() {
-        m.gateway_requests.with_label_values(&["503"]).inc();
-        return Admission::refusal(e);
-    }
-    let change = ChangeRequest {
-        provider: Provider::Github,
-        repo: pr.repo,
-        number: pr.number,
-        title: pr.title,
-        body: pr.body,
-        author: pr.author,
-        base: pr.base_sha,
-        head: pr.head_sha,
-        policy: app.config.policy.clone(),
-    };
-    match app.intake.submit(change).await {
-        Ok(s) if s.duplicate => reply(m, StatusCode::OK, json!({ "job_id": s.job_id, "duplicate": true })),
-        Ok(s) => reply(
-            m,
-            StatusCode::ACCEPTED,
-            json!({ "job_id": s.job_id, "duplicate": false }),
-        ),
-        Err(IntakeError::Invalid(e)) => reply(m, StatusCode::UNPROCESSABLE_ENTITY, json!({ "error": e })),
-        Err(IntakeError::Unavailable(e)) => {
-            let mut r = reply(m, StatusCode::SERVICE_UNAVAILABLE, json!({ "error": e }));
-            r.headers_mut()
-                .insert("retry-after", "5".parse().expect("valid header"));
-            r
-        }
-    }
-}
-
 /// The gateway's routes (webhooks, operator API, ops).
 pub fn router(
     config: GatewayConfig,
@@ -215,15 +117,16 @@ pub fn router(
     metrics: Metrics,
 ) -> Router {
     let limit = config.max_body_bytes;
-    let state = AppState {
+    let state = webhook::AppState {
         config: Arc::new(config),
+        source: intake.source().clone(),
         intake,
         producer,
         admission,
         metrics: metrics.clone(),
     };
     Router::new()
-        .route("/webhooks/github", post(github_webhook))
+        .route("/webhooks/github", post(webhook::github_webhook))
         .with_state(state)
         .merge(operator.router())
         .layer(DefaultBodyLimit::max(limit))

@@ -13,9 +13,10 @@ struct Args {
     /// The webhook secret configured on GitHub.
     #[arg(long, env = "GITHUB_WEBHOOK_SECRET", hide_env_values = true)]
     webhook_secret: String,
-    /// Local repositories served as the change source: `owner/name=/path,...`.
-    #[arg(long, env = "QUORUM_LOCAL_REPOS", default_value = "")]
-    local_repos: String,
+    /// Where changes come from: GitHub's API when configured (GITHUB_TOKEN or
+    /// a GitHub App), otherwise the local repositories.
+    #[command(flatten)]
+    repos: quorum_scm::TreeArgs,
     /// `direct` posts reviews; `draft` stores them for `quorum approve`.
     #[arg(long, env = "QUORUM_PUBLISH_MODE", default_value = "direct")]
     publish_mode: quorum_core::PublishMode,
@@ -34,8 +35,15 @@ async fn main() -> anyhow::Result<()> {
     quorum_runtime::telemetry::init_logging(!args.common.text_logs);
     let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
-    let source = Arc::new(quorum_scm::LocalRepos::parse(&args.local_repos)?);
+    let trees = args.repos.trees()?;
     let mut config = GatewayConfig::new(args.common.http_addr, args.webhook_secret.into_bytes());
+    let source: Arc<dyn quorum_scm::ChangeSource> = match trees.api.clone() {
+        Some(github) => {
+            config.policy_source = Some(github.clone());
+            github
+        }
+        None => Arc::new(trees.local),
+    };
     config.policy.publish_mode = args.publish_mode;
     config.operator_token = args.operator_token;
     config.max_backlog = (args.max_backlog > 0).then_some(args.max_backlog);

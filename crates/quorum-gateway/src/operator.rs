@@ -180,6 +180,8 @@ async fn trigger_review(State(api): State<OperatorApi>, headers: HeaderMap, raw:
         base: b.base,
         head: b.head,
         policy,
+        files: None,
+        dedupe_suffix: None,
     };
     match api.intake.submit(change).await {
         Ok(s) => (
@@ -191,7 +193,7 @@ async fn trigger_review(State(api): State<OperatorApi>, headers: HeaderMap, raw:
             axum::Json(json!({ "job_id": s.job_id, "duplicate": s.duplicate })),
         )
             .into_response(),
-        Err(IntakeError::Invalid(e)) => error(StatusCode::UNPROCESSABLE_ENTITY, e),
+        Err(IntakeError::Invalid(e) | IntakeError::Skipped(e)) => error(StatusCode::UNPROCESSABLE_ENTITY, e),
         Err(IntakeError::Unavailable(e)) => unavailable(e),
     }
 }

@@ -39,6 +39,8 @@ async fn a_change_too_big_for_one_message_is_refused_as_invalid() {
         base: "HEAD~1".into(),
         head: "HEAD".into(),
         policy: JobPolicy::default(),
+        files: None,
+        dedupe_suffix: None,
     };
     // 200 file entries cannot fit in 8 KiB even with every patch left out.
     let tiny = Intake::new(

@@ -87,6 +87,7 @@ impl Publisher {
                 .iter()
                 .filter_map(|f| f.omitted.as_ref().map(|why| (f.path.clone(), why.clone())))
                 .collect(),
+            notices: completed.request.policy.warnings.clone(),
         })
     }
 
@@ -168,6 +169,12 @@ impl Publisher {
                 Err(e) => return Err(HandlerError::retryable(e)),
             }
         }
+        // What was posted, for `quorum runs` and the console, whatever the sink.
+        let json = serde_json::to_string(&review).map_err(HandlerError::fatal)?;
+        self.store
+            .put_review(job_id, &json)
+            .await
+            .map_err(HandlerError::retryable)?;
         self.store
             .set_run_state(job_id, RunState::Published, None)
             .await

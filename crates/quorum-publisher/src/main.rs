@@ -1,4 +1,4 @@
-//! The `publisher` binary (local sink until the GitHub sink lands).
+//! The `publisher` binary: posts to GitHub when it is configured, to the run store otherwise.
 
 use std::sync::Arc;
 
@@ -12,6 +12,9 @@ struct Args {
     /// Also print each review as Markdown on stdout.
     #[arg(long, env = "QUORUM_PRINT_REVIEWS")]
     print: bool,
+    /// Where reviews are posted; unset: the run store (and stdout with --print).
+    #[command(flatten)]
+    github: quorum_scm::github::GitHubArgs,
 }
 
 #[tokio::main]
@@ -20,7 +23,10 @@ async fn main() -> anyhow::Result<()> {
     quorum_runtime::telemetry::init_logging(!args.common.text_logs);
     let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
-    let sink = Arc::new(quorum_scm::LocalSink::new(store.clone(), args.print));
+    let sink: Arc<dyn quorum_scm::ReviewSink> = match args.github.config()? {
+        Some(c) => Arc::new(quorum_scm::github::GitHub::new(c)?),
+        None => Arc::new(quorum_scm::LocalSink::new(store.clone(), args.print)),
+    };
     quorum_publisher::start(
         args.common.http_addr,
         &ctx,

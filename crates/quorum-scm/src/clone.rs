@@ -131,19 +131,29 @@ pub struct TreeArgs {
     /// Where clones are kept.
     #[arg(long, env = "QUORUM_CLONE_DIR", default_value = "/tmp/quorum-clones")]
     pub clone_dir: std::path::PathBuf,
+    /// GitHub's API: files of repositories that are neither local nor cloned.
+    #[command(flatten)]
+    pub github: crate::github::GitHubArgs,
 }
 
 impl TreeArgs {
+    /// Must run inside a tokio runtime (the GitHub client's).
     pub fn trees(&self) -> Result<Trees, ScmError> {
-        Trees::configure(&self.local_repos, self.clone_base_url.as_deref(), &self.clone_dir)
+        let mut trees = Trees::configure(&self.local_repos, self.clone_base_url.as_deref(), &self.clone_dir)?;
+        if let Some(c) = self.github.config()? {
+            trees.api = Some(std::sync::Arc::new(crate::github::GitHub::new(c)?));
+        }
+        Ok(trees)
     }
 }
 
-/// The configured local repositories first, then (when configured) clones.
+/// The configured local repositories first; then clones for whole trees and
+/// GitHub's API for single files (each falls back to the other).
 #[derive(Debug, Default)]
 pub struct Trees {
     pub local: LocalRepos,
     pub clones: Option<CloneCache>,
+    pub api: Option<std::sync::Arc<crate::github::GitHub>>,
 }
 
 impl Trees {
@@ -156,14 +166,28 @@ impl Trees {
                 .filter(|u| !u.trim().is_empty())
                 .map(|u| CloneCache::new(u, clone_dir))
                 .transpose()?,
+            api: None,
         })
     }
+}
 
-    fn pick(&self, repo: &str) -> Result<Option<LocalGit>, ScmError> {
+/// Where one read goes.
+enum Via<'a> {
+    Local(LocalGit),
+    Clone(&'a CloneCache),
+    Api(&'a crate::github::GitHub),
+}
+
+impl Trees {
+    /// Local first; then clones (whole trees) or the API (single files).
+    fn pick(&self, repo: &str, whole_tree: bool) -> Result<Via<'_>, ScmError> {
         match self.local.get(repo) {
-            Ok(g) => Ok(Some(g)),
-            Err(e) if self.clones.is_none() => Err(e),
-            Err(_) => Ok(None),
+            Ok(g) => Ok(Via::Local(g)),
+            Err(e) => match (&self.clones, &self.api, whole_tree) {
+                (Some(c), _, true) | (Some(c), None, false) => Ok(Via::Clone(c)),
+                (_, Some(a), _) => Ok(Via::Api(a)),
+                (None, None, _) => Err(e),
+            },
         }
     }
 }
@@ -171,26 +195,26 @@ impl Trees {
 #[async_trait]
 impl TreeSource for Trees {
     async fn resolve(&self, repo: &str, git_ref: &str) -> Result<String, ScmError> {
-        match (self.pick(repo)?, &self.clones) {
-            (Some(g), _) => TreeSource::resolve(&g, repo, git_ref).await,
-            (None, Some(c)) => c.resolve(repo, git_ref).await,
-            (None, None) => unreachable!("pick errs without clones"),
+        match self.pick(repo, false)? {
+            Via::Local(g) => TreeSource::resolve(&g, repo, git_ref).await,
+            Via::Clone(c) => c.resolve(repo, git_ref).await,
+            Via::Api(a) => a.resolve(repo, git_ref).await,
         }
     }
 
     async fn read_tree(&self, repo: &str, commit: &str) -> Result<Vec<(String, String)>, ScmError> {
-        match (self.pick(repo)?, &self.clones) {
-            (Some(g), _) => g.read_tree(repo, commit).await,
-            (None, Some(c)) => c.read_tree(repo, commit).await,
-            (None, None) => unreachable!("pick errs without clones"),
+        match self.pick(repo, true)? {
+            Via::Local(g) => g.read_tree(repo, commit).await,
+            Via::Clone(c) => c.read_tree(repo, commit).await,
+            Via::Api(a) => a.read_tree(repo, commit).await,
         }
     }
 
     async fn read_file(&self, repo: &str, commit: &str, path: &str) -> Result<Option<String>, ScmError> {
-        match (self.pick(repo)?, &self.clones) {
-            (Some(g), _) => g.read_file(repo, commit, path).await,
-            (None, Some(c)) => c.read_file(repo, commit, path).await,
-            (None, None) => unreachable!("pick errs without clones"),
+        match self.pick(repo, false)? {
+            Via::Local(g) => g.read_file(repo, commit, path).await,
+            Via::Clone(c) => c.read_file(repo, commit, path).await,
+            Via::Api(a) => a.read_file(repo, commit, path).await,
         }
     }
 }
@@ -266,6 +290,7 @@ mod tests {
         let trees = Trees {
             local: LocalRepos::new(),
             clones: Some(cache),
+            api: None,
         };
         assert_eq!(TreeSource::resolve(&trees, "acme/shop", "main").await.unwrap(), second);
         let none = Trees::default();

@@ -83,6 +83,7 @@ fn review(inline: Vec<InlineComment>) -> Review {
         rejected: vec![],
         kept: vec![],
         not_reviewed: vec![],
+        notices: vec![],
     }
 }
 

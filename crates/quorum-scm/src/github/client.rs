@@ -110,6 +110,10 @@ impl std::fmt::Debug for GitHub {
 impl GitHub {
     /// Builds the client; must run inside a tokio runtime.
     pub fn new(config: GitHubConfig) -> Result<GitHub, ScmError> {
+        // Two TLS back-ends are linked into the workspace (ring through
+        // octocrab, aws-lc through other clients); rustls then refuses to
+        // guess. Pick ring once per process; a provider already chosen wins.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let b = octocrab::Octocrab::builder()
             .base_uri(config.api_url.as_str())
             .map_err(|e| ScmError::Invalid(format!("GITHUB_API_URL `{}`: {e}", config.api_url)))?

@@ -1,0 +1,403 @@
+//! Per-repository policy (F-GW-5): the `review:` section of `.quorum.yml`
+//! on the default branch, merged over the server's defaults. It decides
+//! whether an event is reviewed at all, which files are, and what travels
+//! with the job (agents, publish mode, context).
+//!
+//! ```yaml
+//! review:
+//!   mode: auto            # auto | manual (slash commands only) | off
+//!   drafts: false         # review draft PRs
+//!   bots: false           # review PRs opened by bots
+//!   paths: ["src/**"]     # only these files (default: all)
+//!   exclude: ["**/*.lock", "vendor/**"]
+//!   labels:
+//!     force: ["quorum:review"]   # review whatever the rest says
+//!     skip: ["quorum:skip"]
+//!   max_files: 300
+//!   max_changed_lines: 5000
+//!   agents: [static, reviewer, security, tests]
+//!   publish: direct       # direct | draft
+//!   context: graph_rag    # diff_only | full_files | graph_rag
+//! ```
+//!
+//! The `conventions:` section of the same file belongs to the engine.
+//! An invalid file never stops a review: the server's defaults apply and
+//! the review says what is wrong with the file.
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use quorum_core::{AgentRole, ContextMode, FileChange, JobPolicy, PublishMode};
+use serde::Deserialize;
+
+/// Where the file lives.
+pub const CONFIG_PATH: &str = ".quorum.yml";
+/// Larger files are not read as configuration.
+const MAX_CONFIG_BYTES: usize = 256 * 1024;
+
+/// When reviews happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// On every opened, pushed, reopened or ready PR.
+    #[default]
+    Auto,
+    /// Only when someone with write access comments `/review`.
+    Manual,
+    /// Never.
+    Off,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Labels {
+    #[serde(default)]
+    force: Vec<String>,
+    #[serde(default)]
+    skip: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReviewSection {
+    mode: Option<Mode>,
+    drafts: Option<bool>,
+    bots: Option<bool>,
+    paths: Option<Vec<String>>,
+    exclude: Option<Vec<String>>,
+    labels: Option<Labels>,
+    max_files: Option<usize>,
+    max_changed_lines: Option<usize>,
+    agents: Option<Vec<AgentRole>>,
+    publish: Option<PublishMode>,
+    context: Option<ContextMode>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ConfigFile {
+    #[serde(default)]
+    review: Option<ReviewSection>,
+    /// Validated by the engine, which owns it.
+    #[serde(default)]
+    #[allow(dead_code)]
+    conventions: Option<serde_norway::Value>,
+}
+
+/// How a review was asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// A pull-request event.
+    Event,
+    /// A slash command from someone with write access: it overrides the
+    /// draft, bot and skip-label rules and manual mode, never `off`.
+    Command,
+}
+
+/// The facts about a PR the policy looks at.
+#[derive(Debug, Clone, Default)]
+pub struct PrFacts {
+    pub draft: bool,
+    pub author_is_bot: bool,
+    pub labels: Vec<String>,
+}
+
+/// The effective policy of one repository.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub mode: Mode,
+    pub review_drafts: bool,
+    pub review_bots: bool,
+    include: Option<GlobSet>,
+    exclude: Option<GlobSet>,
+    force_labels: Vec<String>,
+    skip_labels: Vec<String>,
+    pub max_files: Option<usize>,
+    pub max_changed_lines: Option<usize>,
+    pub job: JobPolicy,
+}
+
+/// The server's defaults (flags of the gateway).
+#[derive(Debug, Clone)]
+pub struct ServerDefaults {
+    pub review_drafts: bool,
+    pub review_bots: bool,
+    pub job: JobPolicy,
+}
+
+fn globs(patterns: &[String], key: &str) -> Result<Option<GlobSet>, String> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    let mut b = GlobSetBuilder::new();
+    for p in patterns {
+        b.add(Glob::new(p).map_err(|e| format!("review.{key}: `{p}` is not a glob: {e}"))?);
+    }
+    b.build().map(Some).map_err(|e| format!("review.{key}: {e}"))
+}
+
+impl Policy {
+    pub fn defaults(server: &ServerDefaults) -> Policy {
+        Policy {
+            mode: Mode::Auto,
+            review_drafts: server.review_drafts,
+            review_bots: server.review_bots,
+            include: None,
+            exclude: None,
+            force_labels: vec![],
+            skip_labels: vec![],
+            max_files: None,
+            max_changed_lines: None,
+            job: server.job.clone(),
+        }
+    }
+
+    /// The policy from a `.quorum.yml` (`None`: no file), or the defaults and
+    /// what is wrong with the file.
+    pub fn from_file(server: &ServerDefaults, text: Option<&str>) -> (Policy, Option<String>) {
+        let Some(text) = text else {
+            return (Policy::defaults(server), None);
+        };
+        match Self::parse(server, text) {
+            Ok(p) => (p, None),
+            Err(e) => (
+                Policy::defaults(server),
+                Some(format!(
+                    "{CONFIG_PATH} is invalid, so the server's defaults were used: {e}"
+                )),
+            ),
+        }
+    }
+
+    fn parse(server: &ServerDefaults, text: &str) -> Result<Policy, String> {
+        if text.len() > MAX_CONFIG_BYTES {
+            return Err(format!("the file is over {} KiB", MAX_CONFIG_BYTES / 1024));
+        }
+        let file: ConfigFile = if text.trim().is_empty() {
+            ConfigFile {
+                review: None,
+                conventions: None,
+            }
+        } else {
+            serde_norway::from_str(text).map_err(|e| e.to_string())?
+        };
+        let mut p = Policy::defaults(server);
+        let Some(r) = file.review else {
+            return Ok(p);
+        };
+        if let Some(m) = r.mode {
+            p.mode = m;
+        }
+        if let Some(d) = r.drafts {
+            p.review_drafts = d;
+        }
+        if let Some(b) = r.bots {
+            p.review_bots = b;
+        }
+        p.include = globs(r.paths.as_deref().unwrap_or_default(), "paths")?;
+        p.exclude = globs(r.exclude.as_deref().unwrap_or_default(), "exclude")?;
+        if let Some(l) = r.labels {
+            p.force_labels = l.force;
+            p.skip_labels = l.skip;
+        }
+        for (key, v) in [("max_files", r.max_files), ("max_changed_lines", r.max_changed_lines)] {
+            if v == Some(0) {
+                return Err(format!("review.{key} must be at least 1"));
+            }
+        }
+        p.max_files = r.max_files;
+        p.max_changed_lines = r.max_changed_lines;
+        if let Some(mut agents) = r.agents {
+            agents.sort();
+            agents.dedup();
+            if agents.is_empty() {
+                return Err("review.agents lists no agent (use `mode: off` to stop reviews)".into());
+            }
+            p.job.agents = agents;
+        }
+        if let Some(m) = r.publish {
+            p.job.publish_mode = m;
+        }
+        if let Some(c) = r.context {
+            p.job.context_mode = c;
+        }
+        Ok(p)
+    }
+
+    /// `Err(reason)` when this PR is not reviewed.
+    pub fn admit(&self, pr: &PrFacts, trigger: Trigger) -> Result<(), String> {
+        let has = |labels: &[String]| pr.labels.iter().find(|l| labels.contains(l)).cloned();
+        if self.mode == Mode::Off {
+            return Err(format!("reviews are off for this repository ({CONFIG_PATH})"));
+        }
+        if trigger == Trigger::Command {
+            return Ok(());
+        }
+        if let Some(l) = has(&self.force_labels) {
+            tracing::debug!(label = %l, "review forced by label");
+            return Ok(());
+        }
+        if let Some(l) = has(&self.skip_labels) {
+            return Err(format!("label `{l}` skips reviews"));
+        }
+        if self.mode == Mode::Manual {
+            return Err("reviews are manual for this repository: comment `/review`".into());
+        }
+        if pr.draft && !self.review_drafts {
+            return Err("draft".into());
+        }
+        if pr.author_is_bot && !self.review_bots {
+            return Err("bot author".into());
+        }
+        Ok(())
+    }
+
+    /// Drops the files the policy leaves out; `Err(reason)` when what is
+    /// left is over the size limits.
+    pub fn select_files(&self, files: &mut Vec<FileChange>) -> Result<(), String> {
+        files.retain(|f| {
+            self.include.as_ref().is_none_or(|g| g.is_match(&f.path))
+                && !self.exclude.as_ref().is_some_and(|g| g.is_match(&f.path))
+        });
+        if let Some(max) = self.max_files.filter(|max| files.len() > *max) {
+            return Err(format!(
+                "{} files changed; {CONFIG_PATH} reviews at most {max}",
+                files.len()
+            ));
+        }
+        if let Some(max) = self.max_changed_lines {
+            let changed: usize = files
+                .iter()
+                .filter_map(|f| f.patch.as_deref())
+                .flat_map(str::lines)
+                .filter(|l| {
+                    (l.starts_with('+') && !l.starts_with("+++")) || (l.starts_with('-') && !l.starts_with("---"))
+                })
+                .count();
+            if changed > max {
+                return Err(format!("{changed} lines changed; {CONFIG_PATH} reviews at most {max}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quorum_core::FileStatus;
+
+    fn server() -> ServerDefaults {
+        ServerDefaults {
+            review_drafts: false,
+            review_bots: false,
+            job: JobPolicy::default(),
+        }
+    }
+
+    fn file(path: &str, lines: usize) -> FileChange {
+        FileChange {
+            path: path.into(),
+            old_path: None,
+            status: FileStatus::Modified,
+            patch: Some(format!("@@ -1 +1,{lines} @@\n{}", "+x\n".repeat(lines))),
+            omitted: None,
+        }
+    }
+
+    #[test]
+    fn the_file_overrides_the_defaults() {
+        let yaml = r#"
+review:
+  mode: auto
+  drafts: true
+  paths: ["shop/**"]
+  exclude: ["shop/vendor/**"]
+  labels: {force: ["quorum:review"], skip: ["quorum:skip"]}
+  max_files: 2
+  max_changed_lines: 10
+  agents: [security, static, security]
+  publish: draft
+  context: full_files
+conventions:
+  - id: x
+    message: y
+    pattern: z
+"#;
+        let (p, err) = Policy::from_file(&server(), Some(yaml));
+        assert_eq!(err, None);
+        assert!(p.review_drafts && !p.review_bots);
+        assert_eq!(p.job.agents, vec![AgentRole::Static, AgentRole::Security]);
+        assert_eq!(p.job.publish_mode, PublishMode::Draft);
+        assert_eq!(p.job.context_mode, ContextMode::FullFiles);
+
+        let mut files = vec![file("shop/a.py", 2), file("shop/vendor/b.py", 2), file("README.md", 1)];
+        p.select_files(&mut files).unwrap();
+        let kept: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(kept, vec!["shop/a.py"]);
+        let mut big = vec![file("shop/a.py", 11)];
+        assert!(p.select_files(&mut big).unwrap_err().contains("11 lines changed"));
+        let mut many = vec![file("shop/a.py", 1), file("shop/b.py", 1), file("shop/c.py", 1)];
+        assert!(p.select_files(&mut many).unwrap_err().contains("3 files changed"));
+    }
+
+    #[test]
+    fn events_are_admitted_by_mode_labels_drafts_and_bots() {
+        let (p, _) = Policy::from_file(&server(), Some("review:\n  labels: {force: [go], skip: [nope]}\n"));
+        let pr = |draft, bot, labels: &[&str]| PrFacts {
+            draft,
+            author_is_bot: bot,
+            labels: labels.iter().map(|s| s.to_string()).collect(),
+        };
+        assert!(p.admit(&pr(false, false, &[]), Trigger::Event).is_ok());
+        assert_eq!(p.admit(&pr(true, false, &[]), Trigger::Event).unwrap_err(), "draft");
+        assert_eq!(
+            p.admit(&pr(false, true, &[]), Trigger::Event).unwrap_err(),
+            "bot author"
+        );
+        assert!(p.admit(&pr(true, true, &["go"]), Trigger::Event).is_ok(), "force label");
+        assert!(
+            p.admit(&pr(false, false, &["nope"]), Trigger::Event)
+                .unwrap_err()
+                .contains("nope")
+        );
+        assert!(
+            p.admit(&pr(true, false, &["nope"]), Trigger::Command).is_ok(),
+            "a command overrides"
+        );
+
+        let (manual, _) = Policy::from_file(&server(), Some("review:\n  mode: manual\n"));
+        assert!(
+            manual
+                .admit(&pr(false, false, &[]), Trigger::Event)
+                .unwrap_err()
+                .contains("/review")
+        );
+        assert!(manual.admit(&pr(false, false, &[]), Trigger::Command).is_ok());
+        let (off, _) = Policy::from_file(&server(), Some("review:\n  mode: off\n"));
+        assert!(
+            off.admit(&pr(false, false, &[]), Trigger::Command).is_err(),
+            "off is off"
+        );
+    }
+
+    #[test]
+    fn an_invalid_file_falls_back_to_the_defaults_and_says_why() {
+        for (yaml, says) in [
+            ("review:\n  mode: sometimes\n", "mode"),
+            ("review:\n  moed: auto\n", "moed"),
+            ("review:\n  paths: ['[']\n", "not a glob"),
+            ("review:\n  agents: []\n", "no agent"),
+            ("review:\n  agents: [linter]\n", "linter"),
+            ("review:\n  max_files: 0\n", "at least 1"),
+            ("review: [\n", ".quorum.yml is invalid"),
+        ] {
+            let (p, err) = Policy::from_file(&server(), Some(yaml));
+            let err = err.unwrap_or_else(|| panic!("{yaml} should be refused"));
+            assert!(err.contains(says), "{err} should mention {says}");
+            assert_eq!(p.mode, Mode::Auto);
+            assert_eq!(p.job, JobPolicy::default());
+        }
+        let (p, err) = Policy::from_file(&server(), None);
+        assert!(err.is_none() && p.mode == Mode::Auto);
+        assert!(Policy::from_file(&server(), Some("")).1.is_none());
+        assert!(Policy::from_file(&server(), Some("conventions: []\n")).1.is_none());
+    }
+}

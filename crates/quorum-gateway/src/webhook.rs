@@ -1,0 +1,237 @@
+//! `POST /webhooks/github`: verify, parse, apply the repository's policy,
+//! submit. Pull-request events and `/review` commands become jobs; pushes
+//! to the default branch and new installations become index requests.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use quorum_core::{AgentRole, ContextMode, Provider};
+use quorum_runtime::Metrics;
+use quorum_scm::{ChangeSource, ScmError};
+use serde_json::json;
+
+use crate::github::{Command, CommandEvent, Event, PullRequestEvent};
+use crate::intake::{ChangeRequest, Intake, IntakeError};
+use crate::policy::{CONFIG_PATH, Policy, PrFacts, ServerDefaults, Trigger};
+use crate::{Admission, GatewayConfig, signature};
+
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub config: Arc<GatewayConfig>,
+    pub intake: Arc<Intake>,
+    pub source: Arc<dyn ChangeSource>,
+    pub producer: quorum_runtime::BusProducer,
+    pub admission: Admission,
+    pub metrics: Metrics,
+}
+
+fn reply(metrics: &Metrics, status: StatusCode, body: serde_json::Value) -> Response {
+    metrics.gateway_requests.with_label_values(&[status.as_str()]).inc();
+    (status, axum::Json(body)).into_response()
+}
+
+fn unavailable(m: &Metrics, e: impl std::fmt::Display) -> Response {
+    let mut r = reply(m, StatusCode::SERVICE_UNAVAILABLE, json!({ "error": e.to_string() }));
+    r.headers_mut()
+        .insert("retry-after", "5".parse().expect("valid header"));
+    r
+}
+
+impl AppState {
+    /// The repository's policy from `.quorum.yml` on its default branch. A
+    /// file that cannot be read now is a retry (GitHub redelivers); a file
+    /// that is invalid is the defaults plus a warning in the review.
+    async fn policy(&self, repo: &str, default_branch: Option<&str>) -> Result<Policy, ScmError> {
+        let server = ServerDefaults {
+            review_drafts: self.config.review_drafts,
+            review_bots: self.config.review_bots,
+            job: self.config.policy.clone(),
+        };
+        let (Some(trees), Some(branch)) = (&self.config.policy_source, default_branch) else {
+            return Ok(Policy::defaults(&server));
+        };
+        let text = trees.read_file(repo, branch, CONFIG_PATH).await?;
+        let (mut policy, warning) = Policy::from_file(&server, text.as_deref());
+        if let Some(w) = warning {
+            tracing::warn!(repo, warning = %w, "repository policy");
+            policy.job.warnings.push(w);
+        }
+        Ok(policy)
+    }
+
+    async fn index(&self, repos: &[String], git_ref: &str) -> Response {
+        for repo in repos {
+            let msg = quorum_events::IndexRequested {
+                schema_version: quorum_events::SCHEMA_VERSION,
+                repo: quorum_core::RepoRef {
+                    provider: Provider::Github,
+                    full_name: repo.clone(),
+                },
+                git_ref: git_ref.to_string(),
+            };
+            if let Err(e) = self.producer.publish(&msg).await {
+                return unavailable(&self.metrics, e);
+            }
+        }
+        reply(
+            &self.metrics,
+            StatusCode::ACCEPTED,
+            json!({ "index": repos, "ref": git_ref }),
+        )
+    }
+
+    async fn submit(&self, change: ChangeRequest) -> Response {
+        let m = &self.metrics;
+        if let Err(e) = self.admission.check() {
+            m.gateway_requests.with_label_values(&["503"]).inc();
+            return Admission::refusal(e);
+        }
+        match self.intake.submit(change).await {
+            Ok(s) if s.duplicate => reply(m, StatusCode::OK, json!({ "job_id": s.job_id, "duplicate": true })),
+            Ok(s) => reply(
+                m,
+                StatusCode::ACCEPTED,
+                json!({ "job_id": s.job_id, "duplicate": false }),
+            ),
+            Err(IntakeError::Skipped(reason)) => reply(
+                m,
+                StatusCode::ACCEPTED,
+                json!({ "ignored": "pull_request", "reason": reason }),
+            ),
+            Err(IntakeError::Invalid(e)) => reply(m, StatusCode::UNPROCESSABLE_ENTITY, json!({ "error": e })),
+            Err(IntakeError::Unavailable(e)) => unavailable(m, e),
+        }
+    }
+
+    async fn pull_request(&self, pr: PullRequestEvent) -> Response {
+        let m = &self.metrics;
+        let policy = match self.policy(&pr.repo, pr.default_branch.as_deref()).await {
+            Ok(p) => p,
+            Err(ScmError::Invalid(e)) => return reply(m, StatusCode::UNPROCESSABLE_ENTITY, json!({ "error": e })),
+            Err(ScmError::Unavailable(e)) => return unavailable(m, e),
+        };
+        let facts = PrFacts {
+            draft: pr.draft,
+            author_is_bot: pr.author_is_bot,
+            labels: pr.labels.clone(),
+        };
+        if let Err(reason) = policy.admit(&facts, Trigger::Event) {
+            return reply(
+                m,
+                StatusCode::ACCEPTED,
+                json!({ "ignored": "pull_request", "reason": reason }),
+            );
+        }
+        self.submit(ChangeRequest {
+            provider: Provider::Github,
+            repo: pr.repo,
+            number: pr.number,
+            title: pr.title,
+            body: pr.body,
+            author: pr.author,
+            base: pr.base_sha,
+            head: pr.head_sha,
+            policy: policy.job.clone(),
+            files: Some(policy),
+            dedupe_suffix: None,
+        })
+        .await
+    }
+
+    async fn command(&self, c: CommandEvent) -> Response {
+        let m = &self.metrics;
+        let ignored = |reason: String| {
+            reply(
+                m,
+                StatusCode::ACCEPTED,
+                json!({ "ignored": "issue_comment", "reason": reason }),
+            )
+        };
+        match self.source.can_write(&c.repo, &c.user).await {
+            Ok(true) => {}
+            Ok(false) => return ignored(format!("{} has no write access to {}", c.user, c.repo)),
+            Err(ScmError::Invalid(e)) => return reply(m, StatusCode::UNPROCESSABLE_ENTITY, json!({ "error": e })),
+            Err(ScmError::Unavailable(e)) => return unavailable(m, e),
+        }
+        let pr = match self.source.pull_request(&c.repo, c.number).await {
+            Ok(pr) => pr,
+            Err(ScmError::Invalid(e)) => return reply(m, StatusCode::UNPROCESSABLE_ENTITY, json!({ "error": e })),
+            Err(ScmError::Unavailable(e)) => return unavailable(m, e),
+        };
+        if !pr.open {
+            return ignored(format!("{}#{} is closed", c.repo, c.number));
+        }
+        let policy = match self.policy(&c.repo, c.default_branch.as_deref()).await {
+            Ok(p) => p,
+            Err(ScmError::Invalid(e)) => return reply(m, StatusCode::UNPROCESSABLE_ENTITY, json!({ "error": e })),
+            Err(ScmError::Unavailable(e)) => return unavailable(m, e),
+        };
+        let facts = PrFacts {
+            draft: pr.draft,
+            author_is_bot: pr.author_is_bot,
+            labels: pr.labels.clone(),
+        };
+        if let Err(reason) = policy.admit(&facts, Trigger::Command) {
+            return ignored(reason);
+        }
+        let mut job = policy.job.clone();
+        match c.command {
+            Command::Review => {}
+            Command::Full => {
+                job.agents = AgentRole::ALL.to_vec();
+                job.context_mode = ContextMode::FullFiles;
+            }
+            Command::Security => job.agents = vec![AgentRole::Security],
+        }
+        tracing::info!(repo = %c.repo, pr = c.number, user = %c.user, command = ?c.command, "review requested by comment");
+        self.submit(ChangeRequest {
+            provider: Provider::Github,
+            repo: c.repo,
+            number: c.number,
+            title: pr.title,
+            body: pr.body,
+            author: pr.author,
+            base: pr.base_sha,
+            head: pr.head_sha,
+            policy: job,
+            files: Some(policy),
+            dedupe_suffix: Some(format!("comment-{}", c.comment_id)),
+        })
+        .await
+    }
+}
+
+pub(crate) async fn github_webhook(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let m = &app.metrics;
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Err(e) = signature::verify(&app.config.webhook_secret, &body, header("x-hub-signature-256")) {
+        return reply(m, StatusCode::UNAUTHORIZED, json!({ "error": e.to_string() }));
+    }
+    let Some(event) = header("x-github-event") else {
+        return reply(
+            m,
+            StatusCode::BAD_REQUEST,
+            json!({ "error": "missing X-GitHub-Event header" }),
+        );
+    };
+    let event = match crate::github::parse(event, &body) {
+        Ok(e) => e,
+        Err(e) => return reply(m, StatusCode::BAD_REQUEST, json!({ "error": e })),
+    };
+    match event {
+        Event::Ping => reply(m, StatusCode::OK, json!({ "ok": true })),
+        Event::Ignored { event, action } => {
+            reply(m, StatusCode::ACCEPTED, json!({ "ignored": event, "action": action }))
+        }
+        Event::Push { repo, branch } => app.index(&[repo], &branch).await,
+        Event::Installed { repos } => {
+            tracing::info!(?repos, "installed on repositories; indexing them");
+            app.index(&repos, "HEAD").await
+        }
+        Event::PullRequest(pr) => app.pull_request(pr).await,
+        Event::Command(c) => app.command(c).await,
+    }
+}
