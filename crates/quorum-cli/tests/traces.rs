@@ -114,6 +114,8 @@ async fn one_job_is_one_trace_across_every_hop() {
             svc if svc.starts_with("agent-") => "gateway",
             "aggregator" => "agent-",
             "critic" => "aggregator",
+            // `publisher-checks` marks the check in progress from the request.
+            "publisher" if attr(s, "topic").as_deref() == Some("pr.review.requested") => "gateway",
             "publisher" => "critic",
             _ => continue,
         };

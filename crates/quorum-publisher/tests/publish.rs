@@ -11,7 +11,7 @@ use quorum_core::{
 use quorum_events::{CompletedReview, JudgedFinding, SCHEMA_VERSION};
 use quorum_publisher::{Outcome, Publisher};
 use quorum_runtime::Metrics;
-use quorum_scm::{LocalSink, Posted, ReviewSink, SinkError};
+use quorum_scm::{CheckStatus, LocalSink, Posted, ReviewSink, SinkError};
 use quorum_store::{MemoryStore, StateStore, contract::sample_job};
 
 /// A sink that fails `failures` times, refuses inline comments on `refuse_line`, and records posts.
@@ -19,7 +19,10 @@ use quorum_store::{MemoryStore, StateStore, contract::sample_job};
 struct ScriptedSink {
     failures: Mutex<u32>,
     refuse_line: Option<u32>,
+    /// Refuse like GitHub's review endpoint: without saying which comment.
+    anonymous: bool,
     posted: Mutex<Vec<Review>>,
+    statuses: Mutex<Vec<CheckStatus>>,
 }
 
 #[async_trait]
@@ -37,7 +40,7 @@ impl ReviewSink for ScriptedSink {
         }
         if let Some(i) = review.inline.iter().position(|c| Some(c.line) == self.refuse_line) {
             return Err(SinkError::InlineRejected {
-                index: Some(i),
+                index: (!self.anonymous).then_some(i),
                 reason: "line must be part of the diff".into(),
             });
         }
@@ -45,6 +48,10 @@ impl ReviewSink for ScriptedSink {
         Ok(Posted {
             location: "scripted".into(),
         })
+    }
+    async fn report_status(&self, _: &ReviewRequest, status: &CheckStatus) -> Result<(), SinkError> {
+        self.statuses.lock().unwrap().push(status.clone());
+        Ok(())
     }
 }
 
@@ -147,6 +154,37 @@ async fn a_refused_inline_comment_moves_to_the_body_and_is_not_lost() {
     let r = &posted[0];
     assert_eq!(r.inline.iter().map(|c| c.line).collect::<Vec<_>>(), vec![4]);
     assert_eq!(r.body_comments.iter().map(|c| c.line).collect::<Vec<_>>(), vec![2]);
+}
+
+#[tokio::test]
+async fn a_refusal_that_names_no_comment_moves_them_all_and_the_check_completes() {
+    let sink = Arc::new(ScriptedSink {
+        refuse_line: Some(2),
+        anonymous: true,
+        ..Default::default()
+    });
+    let (p, store) = setup(sink.clone(), "j").await;
+    p.publish(&completed("j", &[2, 4], PublishMode::Direct)).await.unwrap();
+    let posted = sink.posted.lock().unwrap();
+    let r = &posted[0];
+    assert!(r.inline.is_empty());
+    assert_eq!(r.body_comments.iter().map(|c| c.line).collect::<Vec<_>>(), vec![2, 4]);
+    assert!(
+        store.get_review("j").await.unwrap().is_some(),
+        "what was posted is stored"
+    );
+    let statuses = sink.statuses.lock().unwrap();
+    assert!(
+        matches!(
+            statuses.as_slice(),
+            [CheckStatus::Completed {
+                verdict: Verdict::RequestChanges,
+                findings: 2,
+                ..
+            }]
+        ),
+        "{statuses:?}"
+    );
 }
 
 #[tokio::test]
