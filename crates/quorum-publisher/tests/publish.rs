@@ -165,14 +165,14 @@ async fn a_refusal_that_names_no_comment_moves_them_all_and_the_check_completes(
     });
     let (p, store) = setup(sink.clone(), "j").await;
     p.publish(&completed("j", &[2, 4], PublishMode::Direct)).await.unwrap();
-    let posted = sink.posted.lock().unwrap();
-    let r = &posted[0];
-    assert!(r.inline.is_empty());
-    assert_eq!(r.body_comments.iter().map(|c| c.line).collect::<Vec<_>>(), vec![2, 4]);
     assert!(
         store.get_review("j").await.unwrap().is_some(),
         "what was posted is stored"
     );
+    let posted = sink.posted.lock().unwrap().clone();
+    let r = &posted[0];
+    assert!(r.inline.is_empty());
+    assert_eq!(r.body_comments.iter().map(|c| c.line).collect::<Vec<_>>(), vec![2, 4]);
     let statuses = sink.statuses.lock().unwrap();
     assert!(
         matches!(
