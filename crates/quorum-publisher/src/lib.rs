@@ -169,6 +169,9 @@ impl Publisher {
                 Err(e) => return Err(HandlerError::retryable(e)),
             }
         }
+        // The check completes before the run says published, so whoever sees
+        // `published` sees the check done too.
+        report_completed(self.sink.as_ref(), &completed.request, &review).await;
         // What was posted, for `quorum runs` and the console, whatever the sink.
         let json = serde_json::to_string(&review).map_err(HandlerError::fatal)?;
         self.store
@@ -179,7 +182,6 @@ impl Publisher {
             .set_run_state(job_id, RunState::Published, None)
             .await
             .map_err(HandlerError::retryable)?;
-        report_completed(self.sink.as_ref(), &completed.request, &review).await;
         let latency = now_ms().saturating_sub(completed.request.requested_at_ms) as f64 / 1000.0;
         self.metrics
             .webhook_to_review

@@ -75,7 +75,8 @@ impl GitHub {
         Ok(out)
     }
 
-    async fn find_check_run(&self, request: &ReviewRequest) -> Result<Option<u64>, ApiError> {
+    /// This job's check runs on the head commit (normally one).
+    async fn find_check_runs(&self, request: &ReviewRequest) -> Result<Vec<u64>, ApiError> {
         #[derive(Deserialize)]
         struct Runs {
             check_runs: Vec<Run>,
@@ -114,16 +115,17 @@ impl GitHub {
         Ok(runs
             .check_runs
             .into_iter()
-            .find(|r| r.external_id.as_deref() == Some(request.job_id.as_str()))
-            .map(|r| r.id))
+            .filter(|r| r.external_id.as_deref() == Some(request.job_id.as_str()))
+            .map(|r| r.id)
+            .collect())
     }
 
     async fn check_run(&self, request: &ReviewRequest, status: &CheckStatus) -> Result<(), ApiError> {
         let repo = &request.repo.full_name;
-        let existing = self.find_check_run(request).await?;
+        let existing = self.find_check_runs(request).await?;
         let body = match status {
             CheckStatus::InProgress => {
-                if existing.is_some() {
+                if !existing.is_empty() {
                     // A redelivery, or the review already finished: never go back.
                     return Ok(());
                 }
@@ -158,21 +160,24 @@ impl GitHub {
                 })
             }
         };
-        match existing {
-            Some(id) => self
-                .call(
-                    repo,
-                    Method::PATCH,
-                    &format!("/repos/{repo}/check-runs/{id}"),
-                    Some(&body),
-                )
-                .await
-                .map(|_| ()),
-            None => self
+        if existing.is_empty() {
+            return self
                 .call(repo, Method::POST, &format!("/repos/{repo}/check-runs"), Some(&body))
                 .await
-                .map(|_| ()),
+                .map(|_| ());
         }
+        // Every run of this job completes: an "in progress" created in a race
+        // with the completion must not be left spinning.
+        for id in existing {
+            self.call(
+                repo,
+                Method::PATCH,
+                &format!("/repos/{repo}/check-runs/{id}"),
+                Some(&body),
+            )
+            .await?;
+        }
+        Ok(())
     }
 
     async fn commit_status(&self, request: &ReviewRequest, status: &CheckStatus) -> Result<(), ApiError> {
