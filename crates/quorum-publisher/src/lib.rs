@@ -374,6 +374,7 @@ pub async fn decide_draft(
                 .ok_or_else(|| DraftError::Failed(format!("job {job_id} is not in the store")))?;
             sink.post(&job.request, &review).await.map_err(|e| failed(&e))?;
             report_completed(sink, &job.request, &review).await;
+            store.put_review(job_id, &json).await.map_err(|e| failed(&e))?;
             RunState::Approved
         }
     };

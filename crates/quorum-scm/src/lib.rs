@@ -3,7 +3,8 @@
 //!   change (F-GW-4). [`LocalGit`] reads a local repository with the git CLI.
 //! - [`ReviewSink`]: the publisher hands it one [`Review`]; only the
 //!   publisher holds a sink, so only the publisher writes to the SCM.
-//!   [`LocalSink`] renders Markdown into the run store (and optionally stdout).
+//!   [`LocalSink`] records fingerprints in the run store and prints Markdown
+//!   when asked; the publisher stores the review itself, whatever the sink.
 //!
 //! - [`TreeSource`]: read-only access to a repository's files at a commit.
 //!

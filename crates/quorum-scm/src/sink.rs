@@ -60,8 +60,8 @@ pub trait ReviewSink: Send + Sync + 'static {
     }
 }
 
-/// The local sink: the review as JSON in the run store, its fingerprints
-/// recorded per PR, and Markdown on stdout when asked.
+/// The local sink: the review's fingerprints recorded per PR (the publisher
+/// stores the review itself), and Markdown on stdout when asked.
 pub struct LocalSink {
     store: Arc<dyn StateStore>,
     print: bool,
@@ -87,12 +87,8 @@ impl ReviewSink for LocalSink {
             .map_err(|e| SinkError::Failed(e.to_string()))
     }
 
+    /// The review JSON itself is stored by the publisher, for every sink.
     async fn post(&self, request: &ReviewRequest, review: &Review) -> Result<Posted, SinkError> {
-        let json = serde_json::to_string(review).map_err(|e| SinkError::Failed(e.to_string()))?;
-        self.store
-            .put_review(&review.job_id, &json)
-            .await
-            .map_err(|e| SinkError::Failed(e.to_string()))?;
         let fps: Vec<String> = review
             .inline
             .iter()
