@@ -35,6 +35,22 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<Review> {
     let llm = args.llm.config()?;
     let timeout = crate::fleet::review_timeout(llm.as_ref());
     let case_path = args.fixture.join("cases").join(format!("{}.json", args.case));
+    if !case_path.is_file() {
+        let mut known: Vec<String> = std::fs::read_dir(args.fixture.join("cases"))
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .filter_map(|e| e.file_name().to_str()?.strip_suffix(".json").map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        known.sort();
+        anyhow::bail!(
+            "there is no case `{}` in {}; the cases are:\n  {}",
+            args.case,
+            args.fixture.join("cases").display(),
+            known.join("\n  ")
+        );
+    }
     let case = load_case(&case_path).with_context(|| format!("loading case {}", case_path.display()))?;
     println!("▸ case {}: \"{}\"", case.id, case.title);
     let repo = build_case_repo(&args.fixture, &case)?;
@@ -78,7 +94,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<Review> {
         "▸ review published {} ms after the webhook was accepted\n",
         latency.as_millis()
     );
-    println!("{}", review.render_markdown());
+    println!("{}", review.render_terminal());
     fleet.stop().await?;
     Ok(review)
 }

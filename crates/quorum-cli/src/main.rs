@@ -57,7 +57,7 @@ enum Command {
     Impact(quorum_cli::graph_cmd::ImpactArgs),
     /// Run the seeded-bug eval through the pipeline and score it.
     Eval(eval::EvalArgs),
-    /// Publish a draft review (F-PUB-4).
+    /// Publish a draft review that is waiting for approval.
     Approve(DraftArgs),
     /// Drop a draft review without publishing it.
     Discard(DraftArgs),
@@ -259,8 +259,19 @@ async fn main() -> anyhow::Result<()> {
             redis_prefix,
             limit,
         } => {
+            if redis_url.as_deref().is_none_or(|u| u.trim().is_empty()) {
+                anyhow::bail!(
+                    "no REDIS_URL: without Redis, runs live in the memory of the process that reviewed them \
+                     (`quorum up`, `demo`, `review`) and end with it. Point at the fleet's Redis: \
+                     `REDIS_URL=redis://host:6379 quorum runs`"
+                );
+            }
             let store = quorum_store::connect(redis_url.as_deref(), &redis_prefix).await?;
-            for id in store.list_jobs(limit).await? {
+            let jobs = store.list_jobs(limit).await?;
+            if jobs.is_empty() {
+                eprintln!("no runs in this Redis (prefix `{redis_prefix}`) yet");
+            }
+            for id in jobs {
                 let run = store.get_run(&id).await?;
                 let state = run.as_ref().map(|r| r.state.as_str()).unwrap_or("unknown");
                 let agents = run

@@ -129,6 +129,25 @@ pub fn fingerprint_marker(fp: &str) -> String {
     format!("<!-- quorum:fp:{fp} -->")
 }
 
+/// Removes every fingerprint marker (and a line it leaves empty).
+pub fn strip_markers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let mut l = line.to_string();
+        while let Some(start) = l.find("<!-- quorum:fp:") {
+            match l[start..].find(" -->") {
+                Some(end) => l.replace_range(start..start + end + 4, ""),
+                None => break,
+            }
+        }
+        if l.trim().is_empty() && !line.trim().is_empty() {
+            continue;
+        }
+        out.push_str(&l);
+    }
+    out
+}
+
 /// Extracts every fingerprint marker from a comment body already on the PR.
 pub fn parse_fingerprints(text: &str) -> Vec<String> {
     text.match_indices("<!-- quorum:fp:")
@@ -273,6 +292,12 @@ impl Review {
             );
         }
         s
+    }
+
+    /// The review for a person at a terminal: the Markdown without the
+    /// hidden fingerprint markers, which only the SCM needs.
+    pub fn render_terminal(&self) -> String {
+        strip_markers(&self.render_markdown())
     }
 
     /// The whole review as one Markdown document (the local sink's output).
@@ -456,6 +481,10 @@ mod render_tests {
             notices: vec![".quorum.yml is invalid, so the server's defaults were used: review.mode".into()],
         };
         let md = review.render_markdown();
+        assert!(md.contains("<!-- quorum:fp:"), "the SCM gets the markers");
+        let term = review.render_terminal();
+        assert!(!term.contains("<!--"), "the terminal does not: {term}");
+        assert_eq!(term.matches("#### `shop/pricing.py").count(), 2);
         let pos = |s: &str| md.find(s).unwrap_or_else(|| panic!("`{s}` missing from:\n{md}"));
         assert!(pos("> **Warning:** .quorum.yml is invalid") < pos("3 finding(s) kept."));
         assert!(pos("## Quorum review — request_changes") < pos("### Outside the diff"));

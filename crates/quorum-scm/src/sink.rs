@@ -100,7 +100,7 @@ impl ReviewSink for LocalSink {
             .await
             .map_err(|e| SinkError::Failed(e.to_string()))?;
         if self.print {
-            println!("{}", review.render_markdown());
+            println!("{}", review.render_terminal());
         }
         Ok(Posted {
             location: format!("store:review:{}", review.job_id),

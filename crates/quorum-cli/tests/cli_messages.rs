@@ -1,0 +1,47 @@
+//! Commands that used to be silent or cryptic say what is wrong and what to
+//! do, and the terminal never shows the SCM's hidden markers.
+
+use std::process::Command;
+
+fn quorum(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_quorum"))
+        .args(args)
+        .env_remove("REDIS_URL")
+        .env_remove("KAFKA_BROKERS")
+        .output()
+        .expect("run quorum")
+}
+
+#[test]
+fn runs_without_redis_explains_where_runs_live() {
+    let out = quorum(&["runs"]);
+    assert!(!out.status.success(), "must not exit 0 with nothing to show");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("REDIS_URL") && err.contains("memory of the process"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unknown_demo_case_lists_the_cases() {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../storefront-fixture");
+    let out = quorum(&["demo", "--fixture", fixture, "--case", "nope"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("there is no case `nope`"), "{err}");
+    assert!(
+        err.contains("01-sql-fstring-email-lookup"),
+        "the cases are listed: {err}"
+    );
+}
+
+#[test]
+fn the_demo_prints_no_fingerprint_markers() {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../storefront-fixture");
+    let out = quorum(&["demo", "--fixture", fixture, "--case", "01-sql-fstring-email-lookup"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("SQL built by string interpolation"), "{text}");
+    assert!(!text.contains("<!--"), "{text}");
+}
