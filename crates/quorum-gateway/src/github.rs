@@ -202,7 +202,7 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
                 number: pr.number,
                 title: pr.title,
                 body: pr.body.unwrap_or_default(),
-                author_is_bot: pr.user.kind == "Bot" || pr.user.login.ends_with("[bot]"),
+                author_is_bot: quorum_scm::is_bot(&pr.user.login, &pr.user.kind),
                 author: pr.user.login,
                 draft: pr.draft,
                 base_sha: pr.base.sha,
@@ -229,10 +229,7 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
             }
             // Bots (Quorum among them) never trigger reviews; nor do comments
             // that carry Quorum's own markers.
-            if comment.user.kind == "Bot"
-                || comment.user.login.ends_with("[bot]")
-                || comment.body.contains("<!-- quorum:")
-            {
+            if quorum_scm::is_bot(&comment.user.login, &comment.user.kind) || comment.body.contains("<!-- quorum:") {
                 return Ok(ignored("comment by a bot"));
             }
             match parse_command(&comment.body)? {

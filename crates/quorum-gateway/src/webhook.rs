@@ -40,6 +40,15 @@ fn unavailable(m: &Metrics, e: impl std::fmt::Display) -> Response {
     r
 }
 
+/// A change source's failure as the webhook's answer: the change's fault
+/// (422), or try again later (503 + Retry-After; GitHub redelivers).
+fn scm_failure(m: &Metrics, e: ScmError) -> Response {
+    match e {
+        ScmError::Invalid(e) => reply(m, StatusCode::UNPROCESSABLE_ENTITY, json!({ "error": e })),
+        ScmError::Unavailable(e) => unavailable(m, e),
+    }
+}
+
 impl AppState {
     /// The repository's policy from `.quorum.yml` on its default branch. A
     /// file that cannot be read now is a retry (GitHub redelivers); a file
@@ -110,8 +119,7 @@ impl AppState {
         let m = &self.metrics;
         let policy = match self.policy(&pr.repo, pr.default_branch.as_deref()).await {
             Ok(p) => p,
-            Err(ScmError::Invalid(e)) => return reply(m, StatusCode::UNPROCESSABLE_ENTITY, json!({ "error": e })),
-            Err(ScmError::Unavailable(e)) => return unavailable(m, e),
+            Err(e) => return scm_failure(m, e),
         };
         let facts = PrFacts {
             draft: pr.draft,
@@ -153,21 +161,18 @@ impl AppState {
         match self.source.can_write(&c.repo, &c.user).await {
             Ok(true) => {}
             Ok(false) => return ignored(format!("{} has no write access to {}", c.user, c.repo)),
-            Err(ScmError::Invalid(e)) => return reply(m, StatusCode::UNPROCESSABLE_ENTITY, json!({ "error": e })),
-            Err(ScmError::Unavailable(e)) => return unavailable(m, e),
+            Err(e) => return scm_failure(m, e),
         }
         let pr = match self.source.pull_request(&c.repo, c.number).await {
             Ok(pr) => pr,
-            Err(ScmError::Invalid(e)) => return reply(m, StatusCode::UNPROCESSABLE_ENTITY, json!({ "error": e })),
-            Err(ScmError::Unavailable(e)) => return unavailable(m, e),
+            Err(e) => return scm_failure(m, e),
         };
         if !pr.open {
             return ignored(format!("{}#{} is closed", c.repo, c.number));
         }
         let policy = match self.policy(&c.repo, c.default_branch.as_deref()).await {
             Ok(p) => p,
-            Err(ScmError::Invalid(e)) => return reply(m, StatusCode::UNPROCESSABLE_ENTITY, json!({ "error": e })),
-            Err(ScmError::Unavailable(e)) => return unavailable(m, e),
+            Err(e) => return scm_failure(m, e),
         };
         let facts = PrFacts {
             draft: pr.draft,

@@ -90,7 +90,8 @@ impl CloneCache {
     }
 }
 
-fn is_commit_id(r: &str) -> bool {
+/// A full 40-hex commit id (not a branch, tag or abbreviation).
+pub fn is_commit_id(r: &str) -> bool {
     r.len() == 40 && r.chars().all(|c| c.is_ascii_hexdigit())
 }
 

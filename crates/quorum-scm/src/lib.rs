@@ -17,7 +17,7 @@ pub mod github;
 mod sink;
 mod tree;
 
-pub use clone::{CloneCache, TreeArgs, Trees};
+pub use clone::{CloneCache, TreeArgs, Trees, is_commit_id};
 pub use git::{LocalGit, LocalRepos, validate_ref};
 pub use sink::{CheckStatus, LocalSink, Posted, ReviewSink, SinkError};
 pub use tree::{MAX_FILE_BYTES, TreeSource, read_dir_tree, validate_path};
@@ -59,6 +59,11 @@ pub struct PullRequestInfo {
     pub base_sha: String,
     pub head_sha: String,
     pub labels: Vec<String>,
+}
+
+/// GitHub's marks of a bot account: the user type, or the `[bot]` login suffix.
+pub fn is_bot(login: &str, user_type: &str) -> bool {
+    user_type == "Bot" || login.ends_with("[bot]")
 }
 
 /// Where changes come from.

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use quorum_core::review::{InlineComment, Side};
-use quorum_core::{AgentRole, FileStatus, JobPolicy, Provider, RepoRef, Review, ReviewRequest, Verdict};
+use quorum_core::{FileStatus, JobPolicy, Provider, RepoRef, Review, ReviewRequest, Verdict};
 use quorum_scm::github::{GitHub, GitHubAuth, GitHubConfig};
 use quorum_scm::{ChangeSource, CheckStatus, ReviewSink, ScmError, SinkError, TreeSource};
 use quorum_testkit::github::{EmulatedFile, EmulatedPr, Fault, GitHubEmulator, test_app_private_key};
@@ -401,5 +401,4 @@ async fn secrets_are_never_logged() {
     assert!(logs.contains("GitHub call retried"), "the retry was logged: {logs}");
     assert!(!logs.contains(TOKEN), "the token leaked into the logs");
     assert!(!format!("{gh:?}").contains(TOKEN));
-    let _ = AgentRole::Static;
 }

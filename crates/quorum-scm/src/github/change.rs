@@ -57,10 +57,6 @@ struct PrFile {
     changes: u64,
 }
 
-fn is_sha(s: &str) -> bool {
-    s.len() == 40 && s.chars().all(|c| c.is_ascii_hexdigit())
-}
-
 /// Why a file has no patch on GitHub: binary, or a diff too large to show.
 fn no_patch_reason(f: &PrFile) -> String {
     if f.changes == 0 {
@@ -156,7 +152,7 @@ impl ChangeSource for GitHub {
             .await?
             .json()?;
         for (name, sha) in [("head", &pr.head.sha), ("base", &pr.base.sha)] {
-            if !is_sha(sha) {
+            if !crate::is_commit_id(sha) {
                 return Err(ScmError::Invalid(format!(
                     "GitHub's {repo}#{number} {name}.sha `{sha}` is not a commit id"
                 )));
@@ -166,7 +162,7 @@ impl ChangeSource for GitHub {
             number: pr.number,
             title: pr.title,
             body: pr.body.unwrap_or_default(),
-            author_is_bot: pr.user.kind == "Bot" || pr.user.login.ends_with("[bot]"),
+            author_is_bot: crate::is_bot(&pr.user.login, &pr.user.kind),
             author: pr.user.login,
             draft: pr.draft,
             open: pr.state == "open",

@@ -88,18 +88,7 @@ impl GitHub {
             external_id: Option<String>,
         }
         let repo = &request.repo.full_name;
-        let name: String = self
-            .config()
-            .check_name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_string()
-                } else {
-                    format!("%{:02X}", c as u32)
-                }
-            })
-            .collect();
+        let name = super::tree::encode_path(&self.config().check_name);
         let runs: Runs = self
             .call(
                 repo,

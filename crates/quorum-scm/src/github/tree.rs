@@ -10,17 +10,13 @@ use http::Method;
 use serde::Deserialize;
 
 use super::GitHub;
-use crate::{MAX_FILE_BYTES, ScmError, TreeSource, validate_path, validate_ref};
+use crate::{MAX_FILE_BYTES, ScmError, TreeSource, is_commit_id, validate_path, validate_ref};
 
 /// Blobs fetched at once while reading a tree.
 const BLOB_CONCURRENCY: usize = 8;
 
-fn is_commit_id(r: &str) -> bool {
-    r.len() == 40 && r.chars().all(|c| c.is_ascii_hexdigit())
-}
-
-/// Percent-encodes a repository path for a URL, keeping its slashes.
-fn encode_path(path: &str) -> String {
+/// Percent-encodes a repository path (or any URL part) for a URL, keeping its slashes.
+pub(super) fn encode_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for b in path.bytes() {
         match b {
