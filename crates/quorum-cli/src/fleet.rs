@@ -35,6 +35,10 @@ pub struct FleetOptions {
     pub sink: Option<Arc<dyn ReviewSink>>,
     /// Where the gateway reads `.quorum.yml`; `None`: server defaults.
     pub policy_source: Option<Arc<dyn TreeSource>>,
+    /// The SCM changes are read from; the gateway refuses the other's hooks.
+    pub scm: Option<quorum_core::Provider>,
+    /// GitLab's webhook secret token; `None`: `/webhooks/gitlab` is off.
+    pub gitlab_webhook_token: Option<String>,
 }
 
 impl FleetOptions {
@@ -54,6 +58,8 @@ impl FleetOptions {
             llm: None,
             sink: None,
             policy_source: None,
+            scm: None,
+            gitlab_webhook_token: None,
         }
     }
 }
@@ -89,6 +95,11 @@ impl Fleet {
         let mut gateway_config = GatewayConfig::new(opts.gateway_addr, opts.webhook_secret);
         gateway_config.policy.publish_mode = opts.publish_mode;
         gateway_config.policy_source = opts.policy_source;
+        gateway_config.scm = opts.scm;
+        gateway_config.gitlab_webhook_token = opts
+            .gitlab_webhook_token
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| t.trim().as_bytes().to_vec());
         let gateway = quorum_gateway::start(gateway_config, &ctx, store.clone(), opts.source, shutdown.clone())
             .await
             .context("starting the gateway")?;

@@ -162,10 +162,15 @@ struct UpArgs {
     /// Gateway listen address.
     #[arg(long, env = "QUORUM_GATEWAY_ADDR", default_value = "127.0.0.1:8080")]
     gateway_addr: std::net::SocketAddr,
-    #[arg(long, env = "GITHUB_WEBHOOK_SECRET", hide_env_values = true)]
+    /// The secret of GitHub's webhooks (unset: no GitHub webhooks).
+    #[arg(long, env = "GITHUB_WEBHOOK_SECRET", hide_env_values = true, default_value = "")]
     webhook_secret: String,
-    /// Local repositories, clones, and GitHub (GITHUB_TOKEN or a GitHub App):
-    /// with GitHub configured, changes are read from it and reviews posted there.
+    /// The secret token of GitLab's webhooks (unset: no GitLab webhooks).
+    #[arg(long, env = "GITLAB_WEBHOOK_TOKEN", hide_env_values = true)]
+    gitlab_webhook_token: Option<String>,
+    /// Local repositories, clones, and GitHub (GITHUB_TOKEN or a GitHub App)
+    /// or GitLab (GITLAB_TOKEN): with one configured, changes are read from
+    /// it and reviews posted there.
     #[command(flatten)]
     repos: quorum_scm::TreeArgs,
     #[arg(long, env = "QUORUM_AGGREGATOR_DEADLINE_SECS", default_value_t = 300)]
@@ -217,9 +222,9 @@ async fn main() -> anyhow::Result<()> {
             let ctx = ServiceContext::from_args(&args.common)?;
             let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
             let trees = Arc::new(args.repos.trees()?);
-            let github = trees.api.clone();
-            let source: Arc<dyn quorum_scm::ChangeSource> = match &github {
-                Some(g) => g.clone(),
+            let api = trees.api.clone();
+            let source: Arc<dyn quorum_scm::ChangeSource> = match &api {
+                Some(a) => a.source(),
                 None => Arc::new(quorum_scm::LocalRepos::parse(&args.repos.local_repos)?),
             };
             let shutdown = quorum_runtime::shutdown::on_signal();
@@ -229,8 +234,10 @@ async fn main() -> anyhow::Result<()> {
                     store,
                     source,
                     trees,
-                    sink: github.clone().map(|g| g as Arc<dyn quorum_scm::ReviewSink>),
-                    policy_source: github.map(|g| g as Arc<dyn quorum_scm::TreeSource>),
+                    sink: api.as_ref().map(|a| a.sink()),
+                    policy_source: api.as_ref().map(|a| a.trees()),
+                    scm: api.as_ref().map(|a| a.provider()),
+                    gitlab_webhook_token: args.gitlab_webhook_token.clone(),
                     gateway_addr: args.gateway_addr,
                     webhook_secret: args.webhook_secret.into_bytes(),
                     print_reviews: true,

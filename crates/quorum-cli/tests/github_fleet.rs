@@ -114,7 +114,7 @@ async fn a_pull_request_on_github_gets_one_review_and_a_check_run() {
     let ctx = ServiceContext::embedded(|_| {}).unwrap();
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
     let trees = Arc::new(Trees {
-        api: Some(github.clone()),
+        api: Some(quorum_scm::ScmApi::GitHub(github.clone())),
         ..Trees::default()
     });
     let fleet = Fleet::start(
@@ -124,6 +124,7 @@ async fn a_pull_request_on_github_gets_one_review_and_a_check_run() {
             trees,
             sink: Some(github.clone()),
             policy_source: Some(github.clone()),
+            scm: Some(quorum_core::Provider::Github),
             ..FleetOptions::local(ctx, store.clone(), Arc::new(LocalRepos::new()))
         },
         CancellationToken::new(),

@@ -69,6 +69,29 @@ pub struct RepoRef {
     pub full_name: String,
 }
 
+impl RepoRef {
+    /// Validates the name the way its provider names repositories: GitLab
+    /// projects may sit in nested groups (`group/sub/project`).
+    pub fn validate(&self) -> Result<(), String> {
+        match self.provider {
+            Provider::Gitlab => validate_project_path(&self.full_name),
+            Provider::Github | Provider::Local => validate_repo_name(&self.full_name),
+        }
+    }
+}
+
+/// Validates a GitLab project path (`group[/subgroup…]/project`, 2 to 20
+/// parts) with the same per-part rules as [`validate_repo_name`].
+pub fn validate_project_path(path: &str) -> Result<(), String> {
+    let parts: Vec<&str> = path.split('/').collect();
+    if !(2..=20).contains(&parts.len()) {
+        return Err(format!(
+            "project `{path}` must be `group/project` or `group/subgroup/…/project`"
+        ));
+    }
+    parts.iter().try_for_each(|p| validate_part("project", path, p))
+}
+
 /// Validates an `owner/name` repository name before it is used in a key, a
 /// path or a clone URL: no option injection, no path escape.
 pub fn validate_repo_name(name: &str) -> Result<(), String> {
@@ -76,15 +99,19 @@ pub fn validate_repo_name(name: &str) -> Result<(), String> {
     let (Some(owner), Some(repo), None) = (parts.next(), parts.next(), parts.next()) else {
         return Err(format!("repository `{name}` must be `owner/name`"));
     };
-    for part in [owner, repo] {
-        let ok_chars = part
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        if part.is_empty() || !ok_chars || part.starts_with(['-', '.']) || part.len() > 100 {
-            return Err(format!(
-                "repository `{name}`: `{part}` may only use letters, digits, `-`, `_`, `.` and may not start with `-` or `.`"
-            ));
-        }
+    [owner, repo]
+        .iter()
+        .try_for_each(|p| validate_part("repository", name, p))
+}
+
+fn validate_part(kind: &str, name: &str, part: &str) -> Result<(), String> {
+    let ok_chars = part
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if part.is_empty() || !ok_chars || part.starts_with(['-', '.']) || part.len() > 100 {
+        return Err(format!(
+            "{kind} `{name}`: `{part}` may only use letters, digits, `-`, `_`, `.` and may not start with `-` or `.`"
+        ));
     }
     Ok(())
 }
@@ -324,6 +351,21 @@ mod tests {
         for bad in ["", "a", "a/b/c", "-rf/x", "a/..", "a/b c", "a/$(x)", "../etc", "a/.git"] {
             assert!(validate_repo_name(bad).is_err(), "{bad} accepted");
         }
+        // GitLab's nested groups, with the same rules per part.
+        assert!(validate_project_path("gitlab-org/security/gitlab").is_ok());
+        assert!(validate_project_path("a/b").is_ok());
+        for bad in ["a", "a/b/", "a//b", "a/../b", "a/-b/c", "a/b c/d"] {
+            assert!(validate_project_path(bad).is_err(), "{bad} accepted");
+        }
+        let nested = |provider| RepoRef {
+            provider,
+            full_name: "group/sub/project".into(),
+        };
+        assert!(nested(Provider::Gitlab).validate().is_ok());
+        assert!(
+            nested(Provider::Github).validate().is_err(),
+            "GitHub has no nested owners"
+        );
     }
 
     #[test]

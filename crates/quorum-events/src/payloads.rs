@@ -100,7 +100,7 @@ impl Payload for ReviewRequested {
         if r.policy.agents.is_empty() {
             return Err("request.policy.agents is empty: no agent would review it".into());
         }
-        quorum_core::job::validate_repo_name(&r.repo.full_name)
+        r.repo.validate()
     }
 }
 
@@ -226,7 +226,7 @@ impl Payload for IndexRequested {
         self.repo.full_name.clone()
     }
     fn validate(&self) -> Result<(), String> {
-        quorum_core::job::validate_repo_name(&self.repo.full_name)?;
+        self.repo.validate()?;
         if self.git_ref.is_empty() || self.git_ref.starts_with('-') {
             return Err(format!("git_ref `{}` is empty or looks like an option", self.git_ref));
         }

@@ -1,7 +1,7 @@
 //! The gateway (F-GW-1..3): the fleet's front door.
 //!
-//! `POST /webhooks/github` verifies the signature over the raw body before
-//! reading anything else, parses the event, applies the policy, and submits
+//! `POST /webhooks/github` verifies the signature over the raw body (and
+//! `POST /webhooks/gitlab` the secret token) before reading anything else, parses the event, applies the policy, and submits
 //! the change through [`intake::Intake`]. Status codes: 401 bad or missing
 //! signature (nothing enqueued), 413 body too large, 400 malformed payload,
 //! 202 accepted (or ignored event, counted; a push to the default branch
@@ -14,6 +14,7 @@
 //! 503 with `Retry-After` instead of growing the queue without bound.
 
 pub mod github;
+pub mod gitlab;
 pub mod intake;
 pub mod operator;
 pub mod policy;
@@ -42,6 +43,12 @@ pub struct GatewayConfig {
     pub http_addr: SocketAddr,
     /// The webhook secret shared with GitHub.
     pub webhook_secret: Vec<u8>,
+    /// The secret token of GitLab's webhooks; `None` turns
+    /// `/webhooks/gitlab` off.
+    pub gitlab_webhook_token: Option<Vec<u8>>,
+    /// The SCM changes are read from (GitHub's or GitLab's API); hooks of
+    /// the other one are refused. `None`: local repositories, any hook.
+    pub scm: Option<quorum_core::Provider>,
     /// Largest accepted body (GitHub caps payloads at 25 MiB; reviews need far less).
     pub max_body_bytes: usize,
     /// Review draft PRs too (unless a repository's `.quorum.yml` says).
@@ -68,6 +75,8 @@ impl GatewayConfig {
         GatewayConfig {
             http_addr,
             webhook_secret: webhook_secret.into(),
+            gitlab_webhook_token: None,
+            scm: None,
             max_body_bytes: 1 << 20,
             review_drafts: false,
             review_bots: false,
@@ -127,6 +136,7 @@ pub fn router(
     };
     Router::new()
         .route("/webhooks/github", post(webhook::github_webhook))
+        .route("/webhooks/gitlab", post(webhook::gitlab_webhook))
         .with_state(state)
         .merge(operator.router())
         .layer(DefaultBodyLimit::max(limit))
@@ -141,9 +151,9 @@ pub async fn start(
     source: Arc<dyn ChangeSource>,
     shutdown: CancellationToken,
 ) -> Result<ServiceHandle, RuntimeError> {
-    if config.webhook_secret.is_empty() {
+    if config.webhook_secret.is_empty() && config.gitlab_webhook_token.as_ref().is_none_or(|t| t.is_empty()) {
         return Err(RuntimeError::Config(
-            "the webhook secret (GITHUB_WEBHOOK_SECRET) must not be empty".into(),
+            "no webhook secret: set GITHUB_WEBHOOK_SECRET (GitHub) or GITLAB_WEBHOOK_TOKEN (GitLab)".into(),
         ));
     }
     let addr = config.http_addr;

@@ -6,15 +6,19 @@ use clap::Parser;
 use quorum_gateway::{GatewayConfig, start};
 
 #[derive(Parser)]
-#[command(about = "Receives GitHub webhooks and enqueues review jobs")]
+#[command(about = "Receives GitHub and GitLab webhooks and enqueues review jobs")]
 struct Args {
     #[command(flatten)]
     common: quorum_runtime::CommonArgs,
-    /// The webhook secret configured on GitHub.
-    #[arg(long, env = "GITHUB_WEBHOOK_SECRET", hide_env_values = true)]
+    /// The webhook secret configured on GitHub (unset: no GitHub webhooks).
+    #[arg(long, env = "GITHUB_WEBHOOK_SECRET", hide_env_values = true, default_value = "")]
     webhook_secret: String,
-    /// Where changes come from: GitHub's API when configured (GITHUB_TOKEN or
-    /// a GitHub App), otherwise the local repositories.
+    /// The secret token of GitLab's webhooks (unset: no GitLab webhooks).
+    #[arg(long, env = "GITLAB_WEBHOOK_TOKEN", hide_env_values = true)]
+    gitlab_webhook_token: Option<String>,
+    /// Where changes come from: GitHub's or GitLab's API when configured
+    /// (GITHUB_TOKEN, a GitHub App, or GITLAB_TOKEN), otherwise the local
+    /// repositories.
     #[command(flatten)]
     repos: quorum_scm::TreeArgs,
     /// `direct` posts reviews; `draft` stores them for `quorum approve`.
@@ -37,10 +41,15 @@ async fn main() -> anyhow::Result<()> {
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
     let trees = args.repos.trees()?;
     let mut config = GatewayConfig::new(args.common.http_addr, args.webhook_secret.into_bytes());
+    config.gitlab_webhook_token = args
+        .gitlab_webhook_token
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| t.trim().as_bytes().to_vec());
     let source: Arc<dyn quorum_scm::ChangeSource> = match trees.api.clone() {
-        Some(github) => {
-            config.policy_source = Some(github.clone());
-            github
+        Some(api) => {
+            config.policy_source = Some(api.trees());
+            config.scm = Some(api.provider());
+            api.source()
         }
         None => Arc::new(trees.local),
     };

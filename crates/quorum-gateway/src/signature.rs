@@ -36,9 +36,47 @@ pub fn verify(secret: &[u8], body: &[u8], header: Option<&str>) -> Result<(), Si
     mac.verify_slice(&expected).map_err(|_| SignatureError::Mismatch)
 }
 
+/// Why a plain webhook token (GitLab's `X-Gitlab-Token`) was refused.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    #[error("missing X-Gitlab-Token header")]
+    Missing,
+    #[error("X-Gitlab-Token does not match the webhook's secret token")]
+    Mismatch,
+}
+
+/// Compares a presented token with the expected one in constant time: both
+/// are MACed and the MACs compared with `Mac::verify_slice`, so neither the
+/// content nor the length of the secret leaks through timing.
+pub fn verify_token(expected: &[u8], given: Option<&str>) -> Result<(), TokenError> {
+    let given = given.ok_or(TokenError::Missing)?;
+    let mac = |data: &[u8]| {
+        let mut m = Hmac::<Sha256>::new_from_slice(b"quorum webhook token").expect("HMAC takes keys of any length");
+        m.update(data);
+        m
+    };
+    let want = mac(expected).finalize().into_bytes();
+    mac(given.as_bytes())
+        .verify_slice(&want)
+        .map_err(|_| TokenError::Mismatch)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gitlab_tokens_must_match_exactly() {
+        assert_eq!(verify_token(b"s3cret", Some("s3cret")), Ok(()));
+        assert_eq!(verify_token(b"s3cret", None), Err(TokenError::Missing));
+        for wrong in ["", "s3cre", "s3cret ", "S3CRET", "s3cret-and-more"] {
+            assert_eq!(
+                verify_token(b"s3cret", Some(wrong)),
+                Err(TokenError::Mismatch),
+                "{wrong:?}"
+            );
+        }
+    }
 
     /// GitHub's documented test vector
     /// (`tests/fixtures/github/validating-webhook-deliveries.EXCERPT.md`, copied from GitHub's docs).

@@ -1,6 +1,7 @@
-//! `POST /webhooks/github`: verify, parse, apply the repository's policy,
-//! submit. Pull-request events and `/review` commands become jobs; pushes
-//! to the default branch and new installations become index requests.
+//! `POST /webhooks/github` and `POST /webhooks/gitlab`: verify, parse,
+//! apply the repository's policy, submit. Pull-request (merge-request)
+//! events and `/review` commands become jobs; pushes to the default branch
+//! and new installations become index requests.
 
 use std::sync::Arc;
 
@@ -71,12 +72,12 @@ impl AppState {
         Ok(policy)
     }
 
-    async fn index(&self, repos: &[String], git_ref: &str) -> Response {
+    async fn index(&self, provider: Provider, repos: &[String], git_ref: &str) -> Response {
         for repo in repos {
             let msg = quorum_events::IndexRequested {
                 schema_version: quorum_events::SCHEMA_VERSION,
                 repo: quorum_core::RepoRef {
-                    provider: Provider::Github,
+                    provider,
                     full_name: repo.clone(),
                 },
                 git_ref: git_ref.to_string(),
@@ -115,7 +116,7 @@ impl AppState {
         }
     }
 
-    async fn pull_request(&self, pr: PullRequestEvent) -> Response {
+    async fn pull_request(&self, provider: Provider, pr: PullRequestEvent) -> Response {
         let m = &self.metrics;
         let policy = match self.policy(&pr.repo, pr.default_branch.as_deref()).await {
             Ok(p) => p,
@@ -134,7 +135,7 @@ impl AppState {
             );
         }
         self.submit(ChangeRequest {
-            provider: Provider::Github,
+            provider,
             repo: pr.repo,
             number: pr.number,
             title: pr.title,
@@ -149,7 +150,7 @@ impl AppState {
         .await
     }
 
-    async fn command(&self, c: CommandEvent) -> Response {
+    async fn command(&self, provider: Provider, c: CommandEvent) -> Response {
         let m = &self.metrics;
         let ignored = |reason: String| {
             reply(
@@ -168,7 +169,7 @@ impl AppState {
             Err(e) => return scm_failure(m, e),
         };
         if !pr.open {
-            return ignored(format!("{}#{} is closed", c.repo, c.number));
+            return ignored(format!("{} {} is closed", c.repo, c.number));
         }
         let policy = match self.policy(&c.repo, c.default_branch.as_deref()).await {
             Ok(p) => p,
@@ -193,7 +194,7 @@ impl AppState {
         }
         tracing::info!(repo = %c.repo, pr = c.number, user = %c.user, command = ?c.command, "review requested by comment");
         self.submit(ChangeRequest {
-            provider: Provider::Github,
+            provider,
             repo: c.repo,
             number: c.number,
             title: pr.title,
@@ -207,11 +208,61 @@ impl AppState {
         })
         .await
     }
+
+    /// A hook from an SCM this gateway does not read changes from: the
+    /// change would be looked up in the wrong place.
+    fn other_scm(&self, provider: Provider) -> Option<Response> {
+        let configured = self.config.scm.filter(|p| *p != provider)?;
+        let name = |p: Provider| match p {
+            Provider::Github => "GitHub",
+            Provider::Gitlab => "GitLab",
+            Provider::Local => "local repositories",
+        };
+        Some(reply(
+            &self.metrics,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            json!({ "error": format!(
+                "this gateway reads changes from {}, not {}: run a fleet of its own for {}",
+                name(configured),
+                name(provider),
+                name(provider)
+            ) }),
+        ))
+    }
+
+    async fn dispatch(&self, provider: Provider, event: Event) -> Response {
+        let m = &self.metrics;
+        if !matches!(event, Event::Ignored { .. } | Event::Ping) {
+            if let Some(refused) = self.other_scm(provider) {
+                return refused;
+            }
+        }
+        match event {
+            Event::Ping => reply(m, StatusCode::OK, json!({ "ok": true })),
+            Event::Ignored { event, action } => {
+                reply(m, StatusCode::ACCEPTED, json!({ "ignored": event, "action": action }))
+            }
+            Event::Push { repo, branch } => self.index(provider, &[repo], &branch).await,
+            Event::Installed { repos } => {
+                tracing::info!(?repos, "installed on repositories; indexing them");
+                self.index(provider, &repos, "HEAD").await
+            }
+            Event::PullRequest(pr) => self.pull_request(provider, pr).await,
+            Event::Command(c) => self.command(provider, c).await,
+        }
+    }
 }
 
 pub(crate) async fn github_webhook(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     let m = &app.metrics;
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if app.config.webhook_secret.is_empty() {
+        return reply(
+            m,
+            StatusCode::NOT_FOUND,
+            json!({ "error": "GitHub webhooks are not enabled on this gateway: set GITHUB_WEBHOOK_SECRET" }),
+        );
+    }
     if let Err(e) = signature::verify(&app.config.webhook_secret, &body, header("x-hub-signature-256")) {
         return reply(m, StatusCode::UNAUTHORIZED, json!({ "error": e.to_string() }));
     }
@@ -222,21 +273,36 @@ pub(crate) async fn github_webhook(State(app): State<AppState>, headers: HeaderM
             json!({ "error": "missing X-GitHub-Event header" }),
         );
     };
-    let event = match crate::github::parse(event, &body) {
-        Ok(e) => e,
-        Err(e) => return reply(m, StatusCode::BAD_REQUEST, json!({ "error": e })),
+    match crate::github::parse(event, &body) {
+        Ok(e) => app.dispatch(Provider::Github, e).await,
+        Err(e) => reply(m, StatusCode::BAD_REQUEST, json!({ "error": e })),
+    }
+}
+
+/// GitLab sends the hook's secret token as it is (`X-Gitlab-Token`); it is
+/// compared in constant time before the body is read.
+pub(crate) async fn gitlab_webhook(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let m = &app.metrics;
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let Some(expected) = &app.config.gitlab_webhook_token else {
+        return reply(
+            m,
+            StatusCode::NOT_FOUND,
+            json!({ "error": "GitLab webhooks are not enabled on this gateway: set GITLAB_WEBHOOK_TOKEN" }),
+        );
     };
-    match event {
-        Event::Ping => reply(m, StatusCode::OK, json!({ "ok": true })),
-        Event::Ignored { event, action } => {
-            reply(m, StatusCode::ACCEPTED, json!({ "ignored": event, "action": action }))
-        }
-        Event::Push { repo, branch } => app.index(&[repo], &branch).await,
-        Event::Installed { repos } => {
-            tracing::info!(?repos, "installed on repositories; indexing them");
-            app.index(&repos, "HEAD").await
-        }
-        Event::PullRequest(pr) => app.pull_request(pr).await,
-        Event::Command(c) => app.command(c).await,
+    if let Err(e) = signature::verify_token(expected, header("x-gitlab-token")) {
+        return reply(m, StatusCode::UNAUTHORIZED, json!({ "error": e.to_string() }));
+    }
+    let Some(event) = header("x-gitlab-event") else {
+        return reply(
+            m,
+            StatusCode::BAD_REQUEST,
+            json!({ "error": "missing X-Gitlab-Event header" }),
+        );
+    };
+    match crate::gitlab::parse(event, &body) {
+        Ok(e) => app.dispatch(Provider::Gitlab, e).await,
+        Err(e) => reply(m, StatusCode::BAD_REQUEST, json!({ "error": e })),
     }
 }

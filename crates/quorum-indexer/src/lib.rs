@@ -34,7 +34,7 @@ impl Handler for IndexHandler {
     async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
         let req: IndexRequested = d.decode()?;
         let repo = req.repo.full_name.as_str();
-        quorum_core::job::validate_repo_name(repo).map_err(HandlerError::invalid)?;
+        req.repo.validate().map_err(HandlerError::invalid)?;
         quorum_scm::validate_ref(&req.git_ref).map_err(HandlerError::invalid)?;
         self.store
             .record_index_request(repo, &req.git_ref, now_ms())

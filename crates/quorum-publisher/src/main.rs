@@ -1,4 +1,4 @@
-//! The `publisher` binary: posts to GitHub when it is configured, to the run store otherwise.
+//! The `publisher` binary: posts to GitHub or GitLab when one is configured, to the run store otherwise.
 
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ struct Args {
     print: bool,
     /// Where reviews are posted; unset: the run store (and stdout with --print).
     #[command(flatten)]
-    github: quorum_scm::github::GitHubArgs,
+    scm: quorum_scm::ScmArgs,
 }
 
 #[tokio::main]
@@ -23,8 +23,8 @@ async fn main() -> anyhow::Result<()> {
     quorum_runtime::telemetry::init_logging(!args.common.text_logs);
     let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
     let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
-    let sink: Arc<dyn quorum_scm::ReviewSink> = match args.github.config()? {
-        Some(c) => Arc::new(quorum_scm::github::GitHub::new(c)?),
+    let sink: Arc<dyn quorum_scm::ReviewSink> = match args.scm.api()? {
+        Some(api) => api.sink(),
         None => Arc::new(quorum_scm::LocalSink::new(store.clone(), args.print)),
     };
     quorum_publisher::start(

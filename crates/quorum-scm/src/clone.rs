@@ -132,29 +132,28 @@ pub struct TreeArgs {
     /// Where clones are kept.
     #[arg(long, env = "QUORUM_CLONE_DIR", default_value = "/tmp/quorum-clones")]
     pub clone_dir: std::path::PathBuf,
-    /// GitHub's API: files of repositories that are neither local nor cloned.
+    /// GitHub's or GitLab's API: files of repositories that are neither
+    /// local nor cloned.
     #[command(flatten)]
-    pub github: crate::github::GitHubArgs,
+    pub scm: crate::ScmArgs,
 }
 
 impl TreeArgs {
     /// Must run inside a tokio runtime (the GitHub client's).
     pub fn trees(&self) -> Result<Trees, ScmError> {
         let mut trees = Trees::configure(&self.local_repos, self.clone_base_url.as_deref(), &self.clone_dir)?;
-        if let Some(c) = self.github.config()? {
-            trees.api = Some(std::sync::Arc::new(crate::github::GitHub::new(c)?));
-        }
+        trees.api = self.scm.api()?;
         Ok(trees)
     }
 }
 
 /// The configured local repositories first; then clones for whole trees and
-/// GitHub's API for single files (each falls back to the other).
+/// the SCM's API for single files (each falls back to the other).
 #[derive(Debug, Default)]
 pub struct Trees {
     pub local: LocalRepos,
     pub clones: Option<CloneCache>,
-    pub api: Option<std::sync::Arc<crate::github::GitHub>>,
+    pub api: Option<crate::ScmApi>,
 }
 
 impl Trees {
@@ -176,7 +175,7 @@ impl Trees {
 enum Via<'a> {
     Local(LocalGit),
     Clone(&'a CloneCache),
-    Api(&'a crate::github::GitHub),
+    Api(std::sync::Arc<dyn TreeSource>),
 }
 
 impl Trees {
@@ -186,7 +185,7 @@ impl Trees {
             Ok(g) => Ok(Via::Local(g)),
             Err(e) => match (&self.clones, &self.api, whole_tree) {
                 (Some(c), _, true) | (Some(c), None, false) => Ok(Via::Clone(c)),
-                (_, Some(a), _) => Ok(Via::Api(a)),
+                (_, Some(a), _) => Ok(Via::Api(a.trees())),
                 (None, None, _) => Err(e),
             },
         }

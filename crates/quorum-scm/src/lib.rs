@@ -8,17 +8,22 @@
 //!
 //! - [`TreeSource`]: read-only access to a repository's files at a commit.
 //!
-//! [`github`] implements all three against GitHub's REST API (octocrab);
+//! [`github`] implements all three against GitHub's REST API (octocrab),
+//! [`gitlab`] against GitLab's; [`ScmApi`] is whichever one a fleet uses;
 //! local git and the local sink serve `quorum review`, the demo and the eval.
 
 mod clone;
 mod git;
 pub mod github;
+pub mod gitlab;
+mod retry;
+mod scm;
 mod sink;
 mod tree;
 
 pub use clone::{CloneCache, TreeArgs, Trees, is_commit_id};
 pub use git::{LocalGit, LocalRepos, validate_ref};
+pub use scm::{ScmApi, ScmArgs};
 pub use sink::{CheckStatus, LocalSink, Posted, ReviewSink, SinkError};
 pub use tree::{MAX_FILE_BYTES, TreeSource, read_dir_tree, validate_path};
 
@@ -59,6 +64,20 @@ pub struct PullRequestInfo {
     pub base_sha: String,
     pub head_sha: String,
     pub labels: Vec<String>,
+}
+
+/// Percent-encodes a URL part; `/` is kept with `keep_slash` (GitHub's
+/// content paths), encoded without (GitLab's project ids and file paths).
+pub(crate) fn percent_encode(s: &str, keep_slash: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
+            b'/' if keep_slash => out.push('/'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
 }
 
 /// GitHub's marks of a bot account: the user type, or the `[bot]` login suffix.

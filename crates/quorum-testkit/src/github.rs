@@ -156,7 +156,7 @@ fn now() -> u64 {
         .unwrap_or(0)
 }
 
-fn query(uri: &Uri) -> HashMap<String, String> {
+pub(crate) fn query(uri: &Uri) -> HashMap<String, String> {
     uri.query()
         .unwrap_or("")
         .split('&')
@@ -165,7 +165,7 @@ fn query(uri: &Uri) -> HashMap<String, String> {
         .collect()
 }
 
-fn decode_path(p: &str) -> String {
+pub(crate) fn decode_path(p: &str) -> String {
     let bytes = p.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;

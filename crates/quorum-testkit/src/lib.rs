@@ -108,5 +108,6 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 pub mod github;
+pub mod gitlab;
 pub mod openapi;
 pub mod scripted_model;

@@ -258,9 +258,7 @@ impl GitHub {
     }
 
     fn backoff(&self, attempt: u32) -> Duration {
-        let base = self.config.backoff.saturating_mul(1 << attempt.min(6));
-        let jitter = 0.5 + rand_fraction() / 2.0;
-        base.mul_f64(jitter).min(Duration::from_secs(30))
+        crate::retry::backoff(self.config.backoff, attempt)
     }
 
     fn classify(
@@ -310,17 +308,12 @@ enum Classified {
 
 /// How long a 403/429 asks us to wait, if it is a rate limit at all.
 fn rate_limit_wait(status: StatusCode, headers: &HeaderMap, message: &str) -> Option<Duration> {
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-    if let Some(secs) = header("retry-after").and_then(|v| v.parse::<u64>().ok()) {
-        return Some(Duration::from_secs(secs));
+    if let Some(wait) = crate::retry::retry_after(headers) {
+        return Some(wait);
     }
-    if header("x-ratelimit-remaining") == Some("0") {
-        let reset = header("x-ratelimit-reset").and_then(|v| v.parse::<u64>().ok())?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        return Some(Duration::from_secs(reset.saturating_sub(now).max(1)));
+    let remaining = headers.get("x-ratelimit-remaining").and_then(|v| v.to_str().ok());
+    if remaining.map(str::trim) == Some("0") {
+        return crate::retry::until_reset(headers, "x-ratelimit-reset");
     }
     // A secondary limit without headers: GitHub says wait at least a minute.
     let secondary = message.to_ascii_lowercase().contains("secondary rate limit");
@@ -349,15 +342,6 @@ pub fn error_message(body: &str) -> String {
         }
     }
     m
-}
-
-/// A fraction in [0, 1) for jitter, without a random-number dependency.
-fn rand_fraction() -> f64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    f64::from(nanos % 1000) / 1000.0
 }
 
 #[cfg(test)]

@@ -84,7 +84,7 @@ pub struct GitHubArgs {
     pub app_private_key_file: Option<PathBuf>,
 }
 
-fn one_of(value: &Option<String>, file: &Option<PathBuf>, flag: &str) -> Result<Option<Secret>, ScmError> {
+pub(crate) fn one_of(value: &Option<String>, file: &Option<PathBuf>, flag: &str) -> Result<Option<Secret>, ScmError> {
     match (value.as_deref().filter(|v| !v.trim().is_empty()), file) {
         (Some(_), Some(_)) => Err(ScmError::Invalid(format!(
             "give {flag} once: as a value or as a file, not both"

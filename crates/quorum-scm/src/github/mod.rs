@@ -6,7 +6,7 @@
 
 mod change;
 mod client;
-mod config;
+pub(crate) mod config;
 mod sink;
 mod tree;
 

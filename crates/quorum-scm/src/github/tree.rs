@@ -15,16 +15,9 @@ use crate::{MAX_FILE_BYTES, ScmError, TreeSource, is_commit_id, validate_path, v
 /// Blobs fetched at once while reading a tree.
 const BLOB_CONCURRENCY: usize = 8;
 
-/// Percent-encodes a repository path (or any URL part) for a URL, keeping its slashes.
+/// Percent-encodes a repository path for a URL, keeping its slashes.
 pub(super) fn encode_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => out.push(b as char),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
+    crate::percent_encode(path, true)
 }
 
 fn decode(content: &str, what: &str) -> Result<Option<String>, ScmError> {
