@@ -45,3 +45,46 @@ fn the_demo_prints_no_fingerprint_markers() {
     assert!(text.contains("SQL built by string interpolation"), "{text}");
     assert!(!text.contains("<!--"), "{text}");
 }
+
+/// `quorum up` with a bad SCM setup stops at once and says why, before any
+/// webhook could be taken.
+#[test]
+fn up_says_what_is_missing_or_contradictory_in_the_scm_setup() {
+    let up = |env: &[(&str, &str)]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_quorum"));
+        cmd.args(["up", "--gateway-addr", "127.0.0.1:0"]);
+        for var in [
+            "REDIS_URL",
+            "KAFKA_BROKERS",
+            "GITHUB_WEBHOOK_SECRET",
+            "GITLAB_WEBHOOK_TOKEN",
+            "GITHUB_TOKEN",
+            "GITHUB_APP_ID",
+            "GITLAB_TOKEN",
+            "GITLAB_URL",
+        ] {
+            cmd.env_remove(var);
+        }
+        cmd.envs(env.iter().copied());
+        let out = cmd.output().expect("run quorum");
+        assert!(!out.status.success(), "{env:?} must not start");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = up(&[]);
+    assert!(
+        err.contains("GITHUB_WEBHOOK_SECRET") && err.contains("GITLAB_WEBHOOK_TOKEN"),
+        "{err}"
+    );
+    let err = up(&[
+        ("GITLAB_WEBHOOK_TOKEN", "t"),
+        ("GITHUB_TOKEN", "ghp"),
+        ("GITLAB_TOKEN", "glpat"),
+    ]);
+    assert!(err.contains("a fleet talks to one SCM"), "{err}");
+    let err = up(&[
+        ("GITLAB_WEBHOOK_TOKEN", "t"),
+        ("GITLAB_URL", "https://gitlab.example.com"),
+    ]);
+    assert!(err.contains("no token is set"), "{err}");
+    assert!(!err.contains("glpat"));
+}

@@ -232,10 +232,10 @@ impl AppState {
 
     async fn dispatch(&self, provider: Provider, event: Event) -> Response {
         let m = &self.metrics;
-        if !matches!(event, Event::Ignored { .. } | Event::Ping) {
-            if let Some(refused) = self.other_scm(provider) {
-                return refused;
-            }
+        if !matches!(event, Event::Ignored { .. } | Event::Ping)
+            && let Some(refused) = self.other_scm(provider)
+        {
+            return refused;
         }
         match event {
             Event::Ping => reply(m, StatusCode::OK, json!({ "ok": true })),

@@ -78,6 +78,19 @@ impl ScmApi {
 mod tests {
     use super::*;
 
+    /// GitHub's and GitLab's flags live side by side in every binary: clap
+    /// refuses (at start, in debug builds) two arguments with one id.
+    #[test]
+    fn both_scms_flags_fit_in_one_command() {
+        use clap::CommandFactory;
+        #[derive(clap::Parser)]
+        struct Binary {
+            #[command(flatten)]
+            trees: crate::TreeArgs,
+        }
+        Binary::command().debug_assert();
+    }
+
     #[tokio::test]
     async fn one_scm_per_fleet() {
         let both = ScmArgs {

@@ -100,12 +100,14 @@ pub enum Fault {
 }
 
 type Answer = (u16, Value, Vec<(String, String)>);
+/// A version of an MR: (base, start, head).
+type Version = (String, String, String);
 
 struct EmuState {
     token: String,
     mrs: HashMap<(String, u64), EmulatedMr>,
     /// Heads each MR had, oldest first: (base, start, head).
-    versions: HashMap<(String, u64), Vec<(String, String, String)>>,
+    versions: HashMap<(String, u64), Vec<Version>>,
     files: HashMap<(String, String, String), String>,
     refs: HashMap<(String, String), String>,
     users: HashMap<String, u64>,

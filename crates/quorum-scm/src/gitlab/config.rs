@@ -51,13 +51,24 @@ impl GitLabConfig {
 pub struct GitLabArgs {
     /// The GitLab instance (`https://gitlab.com` when only a token is given).
     /// Set with a token: merge requests, files and reviews go through it.
-    #[arg(long = "gitlab-url", env = "GITLAB_URL")]
+    #[arg(id = "gitlab_url", value_name = "URL", long = "gitlab-url", env = "GITLAB_URL")]
     pub url: Option<String>,
     /// An access token with the `api` scope (Developer role on the projects).
-    #[arg(long = "gitlab-token", env = "GITLAB_TOKEN", hide_env_values = true)]
+    #[arg(
+        id = "gitlab_token",
+        value_name = "TOKEN",
+        long = "gitlab-token",
+        env = "GITLAB_TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
     /// A file holding the token (a mounted secret).
-    #[arg(long = "gitlab-token-file", env = "GITLAB_TOKEN_FILE")]
+    #[arg(
+        id = "gitlab_token_file",
+        value_name = "FILE",
+        long = "gitlab-token-file",
+        env = "GITLAB_TOKEN_FILE"
+    )]
     pub token_file: Option<PathBuf>,
 }
 
