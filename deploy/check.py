@@ -5,9 +5,13 @@
   strict Kubernetes schemas (kubernetes-validate); Strimzi and KEDA objects
   against their CRDs' OpenAPI schemas (unknown fields rejected, as
   `kubectl --validate=strict` does) including the CRDs' CEL rules; then
-  cross-checks (ScaledObject targets, replicas vs partitions, PDBs,
-  NetworkPolicies, pod security, secrets, grace periods, prod replication).
-- deploy/docker-compose.yml: `docker-compose config -q` and the compose-spec schema.
+  cross-checks (ScaledObject targets, replicas vs partitions, PDBs that exist
+  and never block a drain, NetworkPolicies, pod security, secrets, grace
+  periods, prod replication, Redis as a StatefulSet with AOF on a
+  PersistentVolumeClaim and REDIS_URL from a Secret). The prod overlay is also
+  rendered with the `managed-redis` component (no in-cluster Redis).
+- deploy/docker-compose.yml: `docker-compose config -q` and the compose-spec
+  schema; Redis keeps an AOF on a named volume.
 - deploy/grafana/: the dashboard against Grafana's dashboard schema, each query
   against the Prometheus query schema; the datasource it names is provisioned.
 - deploy/prometheus/prometheus.yml: `promtool check config`.
@@ -18,12 +22,17 @@ Exit status 1 with one line per problem when anything fails.
 """
 
 import argparse
+import base64
 import copy
 import json
+import math
 import os
+import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import jsonschema
 import kubernetes_validate
@@ -33,12 +42,36 @@ K8S_VERSION = "1.33"
 AGENT_ROLES = ["static", "reviewer", "security", "tests"]
 #: A review may take until the aggregator's deadline; agents must be allowed to finish it.
 REVIEW_DEADLINE_S = 300
+#: The in-cluster Redis: its workload and client Service share this name.
+REDIS = "quorum-redis"
+#: Where every service reads REDIS_URL from (Secret name, key).
+REDIS_URL_SECRET = ("quorum-redis", "redis-url")
+#: redis-server writes where it starts without `dir`: the official image's WORKDIR.
+REDIS_DEFAULT_DIR = "/data"
+#: (overlay, components) rendered and checked. With `managed-redis` the
+#: in-cluster Redis must be gone and REDIS_URL's Secret must be external.
+VARIANTS = (("dev", ()), ("prod", ()), ("prod", ("managed-redis",)))
 
 
-def render(overlay: Path) -> list:
-    out = subprocess.run(["kubectl", "kustomize", str(overlay)], capture_output=True, text=True)
+def render(overlay: Path, components=()) -> list:
+    """`kubectl kustomize` of an overlay; components are added through a
+    throwaway kustomization in a temporary directory (paths relative to it)."""
+    if not components:
+        out = subprocess.run(["kubectl", "kustomize", str(overlay)], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"kubectl kustomize {overlay}: {out.stderr.strip()}")
+        return [d for d in yaml.safe_load_all(out.stdout) if d]
+    with tempfile.TemporaryDirectory() as tmp:
+        rel = lambda p: os.path.relpath(p, tmp)  # noqa: E731
+        (Path(tmp) / "kustomization.yaml").write_text(yaml.safe_dump({
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "resources": [rel(overlay)],
+            "components": [rel(c) for c in components],
+        }))
+        out = subprocess.run(["kubectl", "kustomize", tmp], capture_output=True, text=True)
     if out.returncode != 0:
-        raise RuntimeError(f"kubectl kustomize {overlay}: {out.stderr.strip()}")
+        raise RuntimeError(f"kubectl kustomize {overlay} + {', '.join(map(str, components))}: {out.stderr.strip()}")
     return [d for d in yaml.safe_load_all(out.stdout) if d]
 
 
@@ -160,11 +193,185 @@ def selects(selector: dict, labels: dict) -> bool:
     return all(labels.get(k) == v for k, v in match.items())
 
 
-def cross_check(docs, errors, where, prod):
+def scaled(value, total: int) -> int:
+    """An int-or-percent of a PDB against `total` pods, rounded up as the
+    disruption controller does."""
+    if isinstance(value, str) and value.endswith("%"):
+        return math.ceil(int(value[:-1]) * total / 100)
+    return int(value)
+
+
+def min_replicas(kind: str, name: str, workload: dict, by_kind: dict) -> int:
+    """The fewest pods the workload runs with (its HPA's or ScaledObject's floor), at least one."""
+    n = workload["spec"].get("replicas", 1)
+    for h in by_kind.get("HorizontalPodAutoscaler", []):
+        ref = h["spec"]["scaleTargetRef"]
+        if ref.get("kind") == kind and ref.get("name") == name:
+            n = min(n, h["spec"].get("minReplicas", 1))
+    for so in by_kind.get("ScaledObject", []):
+        ref = so["spec"]["scaleTargetRef"]
+        if ref.get("kind", "Deployment") == kind and ref.get("name") == name:
+            n = min(n, so["spec"].get("minReplicaCount", 0))
+    return max(n, 1)
+
+
+def drain_allowance(pdb_spec: dict, pods: int) -> int:
+    """How many of `pods` the PDB lets a drain evict at once."""
+    if "maxUnavailable" in pdb_spec:
+        return scaled(pdb_spec["maxUnavailable"], pods)
+    if "minAvailable" in pdb_spec:
+        return pods - scaled(pdb_spec["minAvailable"], pods)
+    return pods
+
+
+def redis_argv_settings(argv: list) -> tuple:
+    """(config file or None, {setting: value}) from redis-server's argv: an
+    optional config file first, then `--name value...` flags."""
+    argv = [str(a) for a in argv]
+    for i, tok in enumerate(argv):
+        if tok.rsplit("/", 1)[-1] == "redis-server":
+            argv = argv[i + 1:]
+            break
+    conf = None
+    if argv and not argv[0].startswith("--"):
+        conf, argv = argv[0], argv[1:]
+    settings, name, values = {}, None, []
+    for tok in argv:
+        if tok.startswith("--"):
+            if name is not None:
+                settings[name] = " ".join(values)
+            name, values = tok[2:].lower(), []
+        else:
+            values.append(tok)
+    if name is not None:
+        settings[name] = " ".join(values)
+    return conf, settings
+
+
+def parse_redis_conf(text: str) -> dict:
+    settings = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _, rest = line.partition(" ")
+        settings[key.lower()] = " ".join(shlex.split(rest)) if rest.strip() else ""
+    return settings
+
+
+def redis_settings(pod: dict, container: dict, configmaps: dict, errors: list, label: str) -> dict:
+    """Redis's settings as redis-server reads them: the config file (which must
+    come from a mounted ConfigMap), then the flags over it."""
+    conf, flags = redis_argv_settings(list(container.get("command", [])) + list(container.get("args", [])))
+    settings = {}
+    if conf is not None:
+        text = None
+        volumes = {v["name"]: v for v in pod.get("volumes", [])}
+        for m in container.get("volumeMounts", []):
+            cm = volumes.get(m["name"], {}).get("configMap")
+            if not cm:
+                continue
+            if m.get("subPath") and m["mountPath"] == conf:
+                key = m["subPath"]
+            elif conf.startswith(m["mountPath"].rstrip("/") + "/"):
+                key = conf[len(m["mountPath"].rstrip("/")) + 1:]
+            else:
+                continue
+            for item in cm.get("items", []):
+                if item.get("path") == key:
+                    key = item["key"]
+            text = configmaps.get(cm.get("name"), {}).get("data", {}).get(key)
+        if text is None:
+            errors.append(f"{label}: config file {conf} does not come from a mounted ConfigMap")
+        else:
+            settings.update(parse_redis_conf(text))
+    settings.update(flags)
+    return settings
+
+
+def secret_value(secret: dict, key: str):
+    if key in secret.get("stringData", {}):
+        return str(secret["stringData"][key])
+    if key in secret.get("data", {}):
+        return base64.b64decode(secret["data"][key]).decode()
+    return None
+
+
+def check_redis(by_kind: dict, workloads: dict, errors: list, where: str, managed: bool):
+    """The state store survives a restart: Redis is a StatefulSet whose data
+    dir is a volumeClaimTemplate and whose AOF is on; clients find it through
+    the client Service named in the default REDIS_URL. With a managed Redis
+    (the component), none of it is rendered and the URL's Secret is external."""
+    secret_name, secret_key = REDIS_URL_SECRET
+    secrets = {s["metadata"]["name"]: s for s in by_kind.get("Secret", [])}
+    redis = {k: w for k, w in workloads.items() if k[1] == REDIS}
+    if managed:
+        for kind, name in redis:
+            errors.append(f"{where}: {kind}/{name} is rendered although Redis is managed")
+        for s in by_kind.get("Service", []):
+            if s["metadata"]["name"].startswith(REDIS):
+                errors.append(f"{where}: Service/{s['metadata']['name']} is rendered although Redis is managed")
+        if secret_name in secrets:
+            errors.append(f"{where}: Secret/{secret_name} is rendered although Redis is managed (its URL comes from an out-of-band Secret)")
+        return
+    if not redis:
+        errors.append(f"{where}: no Redis workload named {REDIS}")
+        return
+    for (kind, name), w in redis.items():
+        label = f"{where}: {kind}/{name}"
+        if kind != "StatefulSet":
+            errors.append(
+                f"{label}: Redis must be a StatefulSet with a volumeClaimTemplate"
+                " (a restart would lose every run, pending join, lease and draft)"
+            )
+        pod = w["spec"]["template"]["spec"]
+        c = next((c for c in pod["containers"] if c["name"] == "redis"), pod["containers"][0])
+        configmaps = {cm["metadata"]["name"]: cm for cm in by_kind.get("ConfigMap", [])}
+        s = redis_settings(pod, c, configmaps, errors, label)
+        data_dir = s.get("dir") or REDIS_DEFAULT_DIR
+        if not data_dir.startswith("/"):
+            data_dir = os.path.normpath(os.path.join(c.get("workingDir", REDIS_DEFAULT_DIR), data_dir))
+        data_dir = data_dir.rstrip("/") or "/"
+        claims = {t["metadata"]["name"] for t in w["spec"].get("volumeClaimTemplates", [])}
+        if not any(m["name"] in claims and (m["mountPath"].rstrip("/") or "/") == data_dir for m in c.get("volumeMounts", [])):
+            errors.append(f"{label}: no volumeClaimTemplate is mounted at Redis's data dir {data_dir}")
+        aof = s.get("appendonly", "no").lower()
+        if aof != "yes":
+            errors.append(f"{label}: AOF is off (appendonly {aof}); set appendonly yes")
+        fsync = s.get("appendfsync", "everysec").lower()
+        if fsync not in ("everysec", "always"):
+            errors.append(f"{label}: appendfsync {fsync} leaves the AOF unsynced; use everysec")
+        labels = w["spec"]["template"]["metadata"].get("labels", {})
+        services = {
+            svc["metadata"]["name"]: svc
+            for svc in by_kind.get("Service", [])
+            if selects({"matchLabels": svc["spec"].get("selector", {})}, labels)
+        }
+        if kind == "StatefulSet":
+            gov = services.get(w["spec"].get("serviceName"))
+            if gov is None or gov["spec"].get("clusterIP") != "None":
+                errors.append(f"{label}: serviceName {w['spec'].get('serviceName')} is not a headless Service selecting its pods")
+        client = services.get(REDIS)
+        if client is None or client["spec"].get("clusterIP") == "None":
+            errors.append(f"{where}: no client Service {REDIS} (with a cluster IP) selects the Redis pods")
+    # The default URL names the client Service, on one of its ports.
+    secret = secrets.get(secret_name)
+    url = secret_value(secret, secret_key) if secret else None
+    if url is None:
+        errors.append(f"{where}: no Secret/{secret_name} with key {secret_key} for the in-cluster Redis")
+    else:
+        u = urlsplit(url)
+        service = next((s for s in by_kind.get("Service", []) if s["metadata"]["name"] == u.hostname), None)
+        if service is None or (u.port or 6379) not in [p["port"] for p in service["spec"].get("ports", [])]:
+            errors.append(f"{where}: Secret/{secret_name} {secret_key} {url} does not name a Service port")
+
+
+def cross_check(docs, errors, where, prod, managed_redis=False):
     by_kind = {}
     for d in docs:
         by_kind.setdefault(d["kind"], []).append(d)
     deployments = {d["metadata"]["name"]: d for d in by_kind.get("Deployment", [])}
+    workloads = {(d["kind"], d["metadata"]["name"]): d for k in ("Deployment", "StatefulSet") for d in by_kind.get(k, [])}
     topics = {
         t["spec"].get("topicName", t["metadata"]["name"]): t for t in by_kind.get("KafkaTopic", [])
     }
@@ -205,11 +412,19 @@ def cross_check(docs, errors, where, prod):
         for p in policies
     ):
         errors.append(f"{where}: no default-deny NetworkPolicy (empty podSelector, Ingress+Egress, no rules)")
-    for name, dep in deployments.items():
+    for (kind, name), dep in workloads.items():
         tpl = dep["spec"]["template"]
         labels = tpl["metadata"].get("labels", {})
-        if not any(selects(p["spec"].get("selector"), labels) for p in by_kind.get("PodDisruptionBudget", [])):
-            errors.append(f"{where}: Deployment/{name} has no PodDisruptionBudget")
+        pdbs = [p for p in by_kind.get("PodDisruptionBudget", []) if selects(p["spec"].get("selector"), labels)]
+        if not pdbs:
+            errors.append(f"{where}: {kind}/{name} has no PodDisruptionBudget")
+        pods = min_replicas(kind, name, dep, by_kind)
+        for p in pdbs:
+            if drain_allowance(p["spec"], pods) < 1:
+                errors.append(
+                    f"{where}: PodDisruptionBudget/{p['metadata']['name']} lets no pod of {kind}/{name}"
+                    f" ({pods} replica(s)) be evicted: a node drain would hang"
+                )
         # Covered: a policy of its own says who may reach it (broad egress
         # allows such as DNS or OTLP select every pod and do not count).
         if not any(
@@ -219,37 +434,58 @@ def cross_check(docs, errors, where, prod):
             and p["spec"].get("ingress")
             for p in policies
         ):
-            errors.append(f"{where}: Deployment/{name} is not covered by a NetworkPolicy (no ingress allow selects it)")
+            errors.append(f"{where}: {kind}/{name} is not covered by a NetworkPolicy (no ingress allow selects it)")
         pod = tpl["spec"]
         psc = pod.get("securityContext", {})
         if psc.get("runAsNonRoot") is not True:
-            errors.append(f"{where}: Deployment/{name}: pod must set runAsNonRoot: true")
+            errors.append(f"{where}: {kind}/{name}: pod must set runAsNonRoot: true")
         if psc.get("seccompProfile", {}).get("type") != "RuntimeDefault":
-            errors.append(f"{where}: Deployment/{name}: pod seccompProfile must be RuntimeDefault")
+            errors.append(f"{where}: {kind}/{name}: pod seccompProfile must be RuntimeDefault")
         for c in pod.get("containers", []) + pod.get("initContainers", []):
             sc = c.get("securityContext", {})
             if sc.get("readOnlyRootFilesystem") is not True:
-                errors.append(f"{where}: Deployment/{name}/{c['name']}: readOnlyRootFilesystem must be true")
+                errors.append(f"{where}: {kind}/{name}/{c['name']}: readOnlyRootFilesystem must be true")
             if sc.get("allowPrivilegeEscalation") is not False:
-                errors.append(f"{where}: Deployment/{name}/{c['name']}: allowPrivilegeEscalation must be false")
+                errors.append(f"{where}: {kind}/{name}/{c['name']}: allowPrivilegeEscalation must be false")
             if "ALL" not in sc.get("capabilities", {}).get("drop", []):
-                errors.append(f"{where}: Deployment/{name}/{c['name']}: capabilities must drop ALL")
+                errors.append(f"{where}: {kind}/{name}/{c['name']}: capabilities must drop ALL")
             for env in c.get("env", []):
+                if env["name"] == "REDIS_URL" and kind == "Deployment":
+                    ref = env.get("valueFrom", {}).get("secretKeyRef", {})
+                    if (ref.get("name"), ref.get("key")) != REDIS_URL_SECRET or ref.get("optional"):
+                        errors.append(
+                            f"{where}: {kind}/{name}: REDIS_URL must come from Secret {REDIS_URL_SECRET[0]}"
+                            f" key {REDIS_URL_SECRET[1]} (not optional): a managed Redis's URL carries its password"
+                        )
                 secretish = any(w in env["name"].upper() for w in ("SECRET", "TOKEN", "PASSWORD", "API_KEY"))
                 if secretish and "value" in env:
-                    errors.append(f"{where}: Deployment/{name}: {env['name']} is inlined; reference a Secret")
+                    errors.append(f"{where}: {kind}/{name}: {env['name']} is inlined; reference a Secret")
+        if kind == "Deployment" and name != REDIS and not any(
+            e["name"] == "REDIS_URL" for c in pod.get("containers", [])[:1] for e in c.get("env", [])
+        ):
+            errors.append(f"{where}: {kind}/{name} gets no REDIS_URL (from Secret {REDIS_URL_SECRET[0]})")
         grace = pod.get("terminationGracePeriodSeconds", 30)
         cmd = pod["containers"][0].get("command", [""])[0]
         if cmd.startswith("agent-") and grace < REVIEW_DEADLINE_S:
             errors.append(
-                f"{where}: Deployment/{name}: terminationGracePeriodSeconds {grace} < {REVIEW_DEADLINE_S} (a review in hand must finish)"
+                f"{where}: {kind}/{name}: terminationGracePeriodSeconds {grace} < {REVIEW_DEADLINE_S} (a review in hand must finish)"
             )
     for s in by_kind.get("Secret", []):
+        # The one exception: the default REDIS_URL, the in-cluster Redis's
+        # address, which carries no credential.
+        keys = set(s.get("data", {})) | set(s.get("stringData", {}))
+        if not managed_redis and s["metadata"]["name"] == REDIS_URL_SECRET[0] and keys == {REDIS_URL_SECRET[1]}:
+            u = urlsplit(secret_value(s, REDIS_URL_SECRET[1]))
+            if u.password is None and u.username is None:
+                continue
         errors.append(f"{where}: Secret/{s['metadata']['name']} is inlined in the manifests; reference it instead")
     for cm in by_kind.get("ConfigMap", []):
         for k in cm.get("data", {}):
             if any(w in k.upper() for w in ("SECRET", "TOKEN", "PASSWORD")):
                 errors.append(f"{where}: ConfigMap/{cm['metadata']['name']}: {k} looks like a secret")
+            if k.upper() == "REDIS_URL":
+                errors.append(f"{where}: ConfigMap/{cm['metadata']['name']}: REDIS_URL belongs in Secret {REDIS_URL_SECRET[0]}")
+    check_redis(by_kind, workloads, errors, where, managed_redis)
     if prod:
         for pool in by_kind.get("KafkaNodePool", []):
             if pool["spec"].get("replicas", 0) < 3:
@@ -277,16 +513,16 @@ def contract_topics(root: Path) -> set:
 
 def check_k8s(root: Path, schemas: Path, errors: list):
     crds = load_crds(schemas)
-    for overlay in ("dev", "prod"):
-        where = f"k8s/overlays/{overlay}"
+    for overlay, components in VARIANTS:
+        where = "+".join([f"k8s/overlays/{overlay}"] + [f"components/{c}" for c in components])
         try:
-            docs = render(root / "k8s" / "overlays" / overlay)
+            docs = render(root / "k8s" / "overlays" / overlay, [root / "k8s" / "components" / c for c in components])
         except RuntimeError as e:
             errors.append(str(e))
             continue
         validate_objects(docs, crds, errors, where)
         try:
-            cross_check(docs, errors, where, prod=overlay == "prod")
+            cross_check(docs, errors, where, prod=overlay == "prod", managed_redis="managed-redis" in components)
         except (KeyError, TypeError, IndexError) as e:
             errors.append(f"{where}: malformed object for cross-checks: {e!r}")
         wanted = contract_topics(root)
@@ -314,6 +550,26 @@ def check_compose(root: Path, schemas: Path, errors: list):
     for name, svc in services.items():
         if "healthcheck" not in svc and not str(svc.get("image", "")).startswith("otel/"):
             errors.append(f"deploy/docker-compose.yml: service {name} has no healthcheck")
+    redis = services.get("redis")
+    if not isinstance(redis, dict):
+        errors.append("deploy/docker-compose.yml: no redis service")
+        return
+    cmd = redis.get("command", [])
+    _, settings = redis_argv_settings(shlex.split(cmd) if isinstance(cmd, str) else cmd)
+    if settings.get("appendonly", "no").lower() != "yes":
+        errors.append("deploy/docker-compose.yml: service redis: AOF is off; run it with --appendonly yes")
+    data_dir = (settings.get("dir") or REDIS_DEFAULT_DIR).rstrip("/")
+    named = set((doc.get("volumes") or {}).keys())
+    mounted = False
+    for v in redis.get("volumes", []):
+        if isinstance(v, str):
+            source, _, rest = v.partition(":")
+            target = rest.split(":")[0]
+        else:
+            source, target = v.get("source"), v.get("target")
+        mounted = mounted or (source in named and str(target).rstrip("/") == data_dir)
+    if not mounted:
+        errors.append(f"deploy/docker-compose.yml: service redis: no named volume at its data dir {data_dir}")
 
 
 def dashboard_queries(dashboard: dict):
@@ -416,7 +672,7 @@ def main() -> int:
     if errors:
         print(f"{len(errors)} problem(s)", file=sys.stderr)
         return 1
-    print("deploy files valid: k8s (dev, prod), compose, grafana, prometheus" + ("" if a.skip_checkov else ", checkov"))
+    print("deploy files valid: k8s (dev, prod, prod+managed-redis), compose, grafana, prometheus" + ("" if a.skip_checkov else ", checkov"))
     return 0
 
 

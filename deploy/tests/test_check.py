@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -140,6 +141,117 @@ def test_agents_get_a_grace_period_that_lets_a_review_finish(root):
     assert_reported(k8s_errors(root), r"Deployment/quorum-agent-static: terminationGracePeriodSeconds 30 < 300")
 
 
+def redis_as_a_deployment(root, *, aof="yes"):
+    """The Redis of before: a Deployment whose data dir is an emptyDir."""
+    f = root / "k8s/base/redis.yaml"
+    docs = list(yaml.safe_load_all(f.read_text()))
+    sts = docs[0]
+    assert sts["kind"] == "StatefulSet"
+    spec = sts["spec"]
+    for k in ("serviceName", "updateStrategy", "persistentVolumeClaimRetentionPolicy", "volumeClaimTemplates"):
+        del spec[k]
+    spec["strategy"] = {"type": "Recreate"}
+    spec["template"]["spec"]["volumes"] = [{"name": "data", "emptyDir": {"sizeLimit": "1Gi"}}]
+    sts["kind"] = "Deployment"
+    args = spec["template"]["spec"]["containers"][0]["args"]
+    args[args.index("--appendonly") + 1] = aof
+    f.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+
+
+def test_redis_as_a_deployment_without_persistence_fails(root):
+    redis_as_a_deployment(root, aof="no")
+    errors = k8s_errors(root)
+    for overlay in ("dev", "prod"):
+        assert_reported(errors, rf"overlays/{overlay}: Deployment/quorum-redis: Redis must be a StatefulSet with a volumeClaimTemplate")
+        assert_reported(errors, rf"overlays/{overlay}: Deployment/quorum-redis: no volumeClaimTemplate is mounted at Redis's data dir /data")
+        assert_reported(errors, rf"overlays/{overlay}: Deployment/quorum-redis: AOF is off \(appendonly no\)")
+
+
+def test_redis_statefulset_needs_aof_on_a_claim_at_its_data_dir(root):
+    f = root / "k8s/base/redis.yaml"
+    edit(f, '            - --appendonly\n            - "yes"', '            - --appendonly\n            - "no"')
+    edit(f, "            - --appendfsync\n            - everysec", "            - --appendfsync\n            - \"no\"")
+    edit(f, "            - --dir\n            - /data", "            - --dir\n            - /var/lib/redis")
+    errors = k8s_errors(root)
+    assert_reported(errors, r"dev: StatefulSet/quorum-redis: AOF is off \(appendonly no\)")
+    assert_reported(errors, r"dev: StatefulSet/quorum-redis: appendfsync no leaves the AOF unsynced")
+    assert_reported(errors, r"dev: StatefulSet/quorum-redis: no volumeClaimTemplate is mounted at Redis's data dir /var/lib/redis")
+    assert not any("must be a StatefulSet" in e for e in errors)
+
+
+def test_redis_aof_may_come_from_a_mounted_config_file(root):
+    """appendonly in a redis.conf from a ConfigMap counts; a missing one does not."""
+    f = root / "k8s/base/redis.yaml"
+    docs = list(yaml.safe_load_all(f.read_text()))
+    pod = docs[0]["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    c["args"] = ["/etc/redis/redis.conf"]
+    c["volumeMounts"].append({"name": "conf", "mountPath": "/etc/redis", "readOnly": True})
+    pod["volumes"] = [{"name": "conf", "configMap": {"name": "quorum-redis-conf"}}]
+    conf = "dir /data\nappendonly {aof}\nappendfsync everysec\nsave \"\"\n"
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "quorum-redis-conf"}, "data": {"redis.conf": conf.format(aof="yes")}}
+    f.write_text(yaml.safe_dump_all(docs + [cm], sort_keys=False))
+    assert k8s_errors(root) == []
+    cm["data"]["redis.conf"] = conf.format(aof="no")
+    f.write_text(yaml.safe_dump_all(docs + [cm], sort_keys=False))
+    assert_reported(k8s_errors(root), r"dev: StatefulSet/quorum-redis: AOF is off \(appendonly no\)")
+
+
+def test_redis_keeps_its_client_and_headless_services(root):
+    f = root / "k8s/base/redis.yaml"
+    edit(f, "  clusterIP: None\n", "")
+    edit(f, "metadata:\n  name: quorum-redis\nspec:\n  selector:", "metadata:\n  name: redis\nspec:\n  selector:")
+    errors = k8s_errors(root)
+    assert_reported(errors, r"dev: StatefulSet/quorum-redis: serviceName quorum-redis-headless is not a headless Service")
+    assert_reported(errors, r"dev: no client Service quorum-redis")
+    assert_reported(errors, r"dev: Secret/quorum-redis redis-url redis://quorum-redis:6379 does not name a Service port")
+
+
+def test_redis_url_comes_from_a_secret(root):
+    edit(root / "k8s/base/configmap.yaml", "  QUORUM_REDIS_PREFIX:", "  REDIS_URL: redis://quorum-redis:6379\n  QUORUM_REDIS_PREFIX:")
+    deps = root / "k8s/base/deployments.yaml"
+    text = deps.read_text()
+    ref = "            - name: REDIS_URL\n              valueFrom:\n                secretKeyRef:\n                  name: quorum-redis\n                  key: redis-url\n"
+    assert text.count(ref) == 9
+    text = text.replace(ref, "            - name: REDIS_URL\n              value: redis://quorum-redis:6379\n", 1)
+    deps.write_text(text.replace(ref, "", 1))
+    errors = k8s_errors(root)
+    assert_reported(errors, r"dev: ConfigMap/quorum-config: REDIS_URL belongs in Secret quorum-redis")
+    assert_reported(errors, r"dev: Deployment/quorum-gateway: REDIS_URL must come from Secret quorum-redis key redis-url")
+    assert_reported(errors, r"dev: Deployment/quorum-agent-static gets no REDIS_URL")
+
+
+def test_only_a_credential_free_redis_url_may_be_generated(root):
+    edit(root / "k8s/base/kustomization.yaml", "redis-url=redis://quorum-redis:6379", "redis-url=redis://:hunter2@quorum-redis:6379")
+    assert_reported(k8s_errors(root), r"dev: Secret/quorum-redis is inlined in the manifests")
+
+
+def test_managed_redis_component_drops_the_in_cluster_redis(root):
+    f = root / "k8s/components/managed-redis/kustomization.yaml"
+    text = f.read_text()
+    # Keep the StatefulSet and the generated Secret: both patches go.
+    for kind in ("StatefulSet", "Secret"):
+        text = re.sub(rf"  - target:\n      kind: {kind}\n      name: quorum-redis\n    patch: \|-\n(      .*\n)+?(?=  - target:|\Z)", "", text)
+    f.write_text(text)
+    errors = k8s_errors(root)
+    assert_reported(errors, r"prod\+components/managed-redis: StatefulSet/quorum-redis is rendered although Redis is managed")
+    assert_reported(errors, r"prod\+components/managed-redis: Secret/quorum-redis is rendered although Redis is managed")
+    assert_reported(errors, r"prod\+components/managed-redis: Secret/quorum-redis is inlined")
+    assert not any(e.startswith(("k8s/overlays/dev:", "k8s/overlays/prod:")) for e in errors), errors
+
+
+def test_pdbs_must_let_a_drain_through(root):
+    pdbs = root / "k8s/base/pdbs.yaml"
+    edit(pdbs, "  name: quorum-redis\nspec:\n  maxUnavailable: 1", "  name: quorum-redis\nspec:\n  maxUnavailable: 0")
+    edit(pdbs, "  name: quorum-gateway\nspec:\n  maxUnavailable: 1", "  name: quorum-gateway\nspec:\n  minAvailable: 100%")
+    edit(pdbs, "  name: quorum-critic\nspec:\n  maxUnavailable: 1", "  name: quorum-critic\nspec:\n  minAvailable: 1")
+    errors = k8s_errors(root)
+    assert_reported(errors, r"dev: PodDisruptionBudget/quorum-redis lets no pod of StatefulSet/quorum-redis \(1 replica\(s\)\) be evicted")
+    # The gateway's HPA floor is 2 in prod: 100% of it still blocks.
+    assert_reported(errors, r"prod: PodDisruptionBudget/quorum-gateway lets no pod of Deployment/quorum-gateway \(2 replica\(s\)\)")
+    assert_reported(errors, r"dev: PodDisruptionBudget/quorum-critic lets no pod of Deployment/quorum-critic")
+
+
 def test_prod_replication_and_tls(root):
     edit(root / "k8s/overlays/prod/kustomization.yaml", "        value: 3\n  - target:\n      kind: Kafka\n", "        value: 1\n  - target:\n      kind: Kafka\n")
     edit(root / "k8s/overlays/prod/kustomization.yaml", "        path: /spec/config/min.insync.replicas\n        value: 2", "        path: /spec/config/min.insync.replicas\n        value: 1")
@@ -168,6 +280,16 @@ def test_compose_services_need_health_checks(root):
     errors = []
     check.check_compose(root, SCHEMAS, errors)
     assert_reported(errors, r"service redis has no healthcheck")
+
+
+def test_compose_redis_keeps_an_aof_on_a_named_volume(root):
+    f = root / "deploy/docker-compose.yml"
+    edit(f, '"--appendonly", "yes"', '"--appendonly", "no"')
+    edit(f, "      - redis-data:/data\n", "      - /tmp/redis:/data\n")
+    errors = []
+    check.check_compose(root, SCHEMAS, errors)
+    assert_reported(errors, r"service redis: AOF is off")
+    assert_reported(errors, r"service redis: no named volume at its data dir /data")
 
 
 def test_dashboard_schema_queries_and_datasource(root):
