@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo test test-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-index clean-cache
+.PHONY: run demo test test-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-index clean-cache
 
 run: deps build
 	$(BIN)/quorum demo --fixture storefront-fixture --case $(CASE)
@@ -106,6 +106,13 @@ noise: deps build
 bench: deps build
 	$(BIN)/quorum bench --reviews 100 --fetch-wait-ms 10 --out docs/bench-fetch10.json
 	$(BIN)/quorum bench --reviews 100 --fetch-wait-ms 100 --out docs/bench-fetch100.json
+
+# A burst of 200 PRs through every service as its own process (quorum broker,
+# redis-server) with a stand-in model answering each call after 2 s. Writes
+# docs/bench-burst.json; BURST_PRS, BURST_LATENCY_MS and QUORUM_MAX_IN_FLIGHT
+# change the run.
+bench-burst: deps-test build
+	BURST_OUT=$${BURST_OUT:-docs/bench-burst.json} cargo bench --profile dev -p quorum-cli --bench burst
 
 # The code-graph benchmark on a pip-fetched sdist, in a release build.
 bench-index: deps

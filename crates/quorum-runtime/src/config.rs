@@ -20,6 +20,9 @@ pub struct BusConfig {
     /// How often each worker publishes `quorum_consumer_lag` (each report
     /// costs a committed-offsets and a watermark request per partition).
     pub lag_every: Duration,
+    /// Messages each worker handles at once, overriding its group's default
+    /// (`WorkerSpec::max_in_flight`); one setting per process, so per service.
+    pub max_in_flight: Option<usize>,
 }
 
 impl BusConfig {
@@ -31,6 +34,7 @@ impl BusConfig {
             max_attempts: 3,
             retry_backoff: Duration::from_millis(200),
             lag_every: Duration::from_secs(5),
+            max_in_flight: None,
         }
     }
 

@@ -27,7 +27,7 @@ pub use metrics::Metrics;
 pub use producer::{BusProducer, OutMessage};
 pub use service::{CommonArgs, ServiceContext, ServiceHandle, start_worker_service, start_workers_service};
 pub use tokio_util::sync::CancellationToken;
-pub use worker::{Delivery, Handler, Worker, WorkerSpec};
+pub use worker::{Delivery, Handler, Worker, WorkerSpec, default_in_flight};
 
 /// Milliseconds since the Unix epoch (job timestamps, latencies).
 pub fn now_ms() -> u64 {

@@ -39,6 +39,8 @@ pub struct Metrics {
     pub tool_calls: IntCounterVec,
     /// `quorum_retrieval_seconds{backend=graph|tree|qdrant}`.
     pub retrieval: HistogramVec,
+    /// `quorum_worker_in_flight{service}`: messages being handled right now.
+    pub in_flight: IntGaugeVec,
     /// `quorum_backlog_requests`: review requests not yet taken by the slowest agent group.
     pub backlog: prometheus::IntGauge,
 }
@@ -147,6 +149,11 @@ impl Metrics {
             &["backend"],
         )
         .expect("valid metric");
+        let in_flight = IntGaugeVec::new(
+            Opts::new("quorum_worker_in_flight", "Messages a service is handling right now"),
+            &["service"],
+        )
+        .expect("valid metric");
         let backlog = prometheus::IntGauge::new(
             "quorum_backlog_requests",
             "Review requests not yet consumed by the slowest agent group (the gateway's backlog)",
@@ -168,6 +175,7 @@ impl Metrics {
             Box::new(llm_calls.clone()),
             Box::new(tool_calls.clone()),
             Box::new(retrieval.clone()),
+            Box::new(in_flight.clone()),
             Box::new(backlog.clone()),
         ] {
             registry.register(c).expect("metric names are unique");
@@ -189,6 +197,7 @@ impl Metrics {
             llm_calls,
             tool_calls,
             retrieval,
+            in_flight,
             backlog,
         }
     }

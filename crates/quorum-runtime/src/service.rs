@@ -37,6 +37,11 @@ pub struct CommonArgs {
     /// `fetch.wait.max.ms` of every consumer.
     #[arg(long, env = "KAFKA_FETCH_WAIT_MAX_MS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=5_000))]
     pub fetch_wait_max_ms: u64,
+    /// Messages each consumer of this service handles at once (unset: the
+    /// group's default — 8 for agents and the critic, 4 for the aggregator
+    /// and the publisher, 1 for the indexer).
+    #[arg(long, env = "QUORUM_MAX_IN_FLIGHT", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub max_in_flight: Option<u64>,
     /// Plain-text logs instead of JSON lines.
     #[arg(long, env = "QUORUM_TEXT_LOGS")]
     pub text_logs: bool,
@@ -80,6 +85,7 @@ impl ServiceContext {
         let tune = |bus: &mut BusConfig| {
             bus.session_timeout = Duration::from_millis(args.session_timeout_ms);
             bus.fetch_wait_max = Duration::from_millis(args.fetch_wait_max_ms);
+            bus.max_in_flight = args.max_in_flight.map(|n| n as usize);
         };
         match &args.kafka_brokers {
             Some(brokers) => {

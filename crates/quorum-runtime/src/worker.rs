@@ -1,43 +1,60 @@
 //! The consume → handle → produce → commit loop (F-BUS-2, F-BUS-3).
 //!
-//! One message at a time. While a handler runs (an LLM review can take
-//! minutes) the handler is on its own task and the loop keeps polling —
-//! buffering what arrives, and pausing its partitions once the handler has
-//! run for a second or the buffer is full — so the member keeps
-//! heartbeating and takes part in rebalances: a member that stops
-//! polling delays a newcomer's assignment by ~45 s; polling while paused got
-//! it assigned in ~3 s. The price is that a message in hand whose partition
-//! moves away may be processed twice, which idempotent handlers absorb.
+//! Up to `max_in_flight` messages at a time, each on its own task
+//! (`process.rs`), because a model-backed review is seconds to minutes of
+//! waiting on the network. Messages of one key run one at a time, in order
+//! (`ready.rs`); different keys run in parallel. Offsets are committed only
+//! up to the lowest message not finished yet in each partition
+//! (`offsets.rs`), so a crash never skips an unfinished message, whatever
+//! finished after it; what finished after it is read again and absorbed by
+//! idempotent handlers.
 //!
-//! The offset is committed only after the handler's output is acknowledged
-//! by the broker. A retryable failure re-publishes the message with its attempt
-//! count in a header (scoped to this group, so the other groups of a fan-out
-//! ignore the copy) and commits the original, so the partition keeps moving;
-//! after the last attempt, or at once for an invalid message, the message
-//! goes to `review.dlq` with the error and where it came from.
+//! While handlers run the loop keeps polling — buffering what arrives, and
+//! pausing its partitions once every slot has been busy for a second or the
+//! buffer is full — so the member keeps heartbeating and takes part in
+//! rebalances: a member that stops polling delays a newcomer's assignment
+//! by ~45 s; polling while paused got it assigned in ~3 s. The price is that
+//! a message in hand whose partition moves away may be processed twice,
+//! which idempotent handlers absorb. Buffered messages of a partition that
+//! moved away are dropped (the new owner reads them from the committed
+//! offset), and nothing is committed for a partition this member lost.
+//!
+//! A retryable failure re-publishes the message with its attempt count in a
+//! header (scoped to this group, so the other groups of a fan-out ignore the
+//! copy) and finishes the original, so the partition keeps moving; after the
+//! last attempt, or at once for an invalid message, the message goes to
+//! `review.dlq` with the error and where it came from.
 
-use std::collections::VecDeque;
+mod offsets;
+mod process;
+mod ready;
+
+use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};
 use rdkafka::message::{Headers, Message, OwnedMessage};
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tracing::{Instrument, info_span, warn};
+use tracing::{error, warn};
 
-use quorum_events::{Payload, Topic, headers};
+use quorum_events::{ConsumerGroup, Payload, Topic, headers};
 
 use crate::config::BusConfig;
 use crate::error::{HandlerError, RuntimeError};
 use crate::metrics::Metrics;
 use crate::producer::{BusProducer, OutMessage};
-use crate::trace;
+use offsets::OffsetTracker;
+use process::{Outcome, Processor};
+use ready::ReadyQueue;
 
-/// How long a handler runs before the loop pauses its partitions.
+/// How long every slot is busy before the loop pauses its partitions.
 const PAUSE_AFTER: Duration = Duration::from_secs(1);
-/// Messages buffered while a handler runs before the loop pauses.
+/// Messages buffered while every slot is busy before the loop pauses.
 const MAX_BACKLOG: usize = 64;
 
 /// A consumed message as a handler sees it.
@@ -107,31 +124,53 @@ pub struct WorkerSpec {
     pub service: String,
     pub group: String,
     pub topic: Topic,
+    /// Messages handled at once by one member (at least 1).
+    pub max_in_flight: usize,
 }
 
 impl WorkerSpec {
     /// The spec of one of the fleet's groups: service and group share its
-    /// name, the topic is the one the contract gives it.
-    pub fn for_group(group: quorum_events::ConsumerGroup) -> Self {
+    /// name, the topic is the one the contract gives it, and the number of
+    /// messages in flight is [`default_in_flight`].
+    pub fn for_group(group: ConsumerGroup) -> Self {
         WorkerSpec {
             service: group.name().to_string(),
             group: group.name().to_string(),
             topic: group.topic(),
+            max_in_flight: default_in_flight(group),
         }
     }
 }
 
-/// A consumer-group member running one handler.
-pub struct Worker {
-    spec: WorkerSpec,
-    config: BusConfig,
-    consumer: Arc<StreamConsumer>,
-    producer: BusProducer,
-    metrics: Metrics,
-    handler: Arc<dyn Handler>,
-    /// Messages that arrived while a handler ran; handled next, in order.
-    backlog: VecDeque<OwnedMessage>,
+/// How many messages a member of `group` handles at once unless configured.
+///
+/// Agents and the critic mostly wait on a model, so they carry many jobs;
+/// the aggregator and the publisher wait on the store and the SCM; draft
+/// decisions are rare; the indexer's graph builds are CPU-bound, so more
+/// than one at a time only competes for the same cores.
+pub fn default_in_flight(group: ConsumerGroup) -> usize {
+    match group {
+        ConsumerGroup::Agent(_) | ConsumerGroup::Critic => 8,
+        ConsumerGroup::Aggregator | ConsumerGroup::Publisher | ConsumerGroup::PublisherChecks => 4,
+        ConsumerGroup::PublisherDrafts | ConsumerGroup::Indexer => 1,
+    }
 }
+
+/// A consumer-group member running one handler on up to `max_in_flight`
+/// messages at once.
+pub struct Worker {
+    consumer: Arc<StreamConsumer>,
+    processor: Arc<Processor>,
+    max_in_flight: usize,
+    lag_every: Duration,
+}
+
+/// What the loop remembers about a running message: partition, offset, key.
+type Running = (i32, i64, Option<String>);
+
+/// A commit on a blocking thread, with the positions it commits.
+type CommitTask = JoinHandle<(Vec<(i32, i64)>, Result<(), rdkafka::error::KafkaError>)>;
+type CommitDone = Result<(Vec<(i32, i64)>, Result<(), rdkafka::error::KafkaError>), tokio::task::JoinError>;
 
 impl Worker {
     pub fn new(
@@ -157,303 +196,302 @@ impl Worker {
             .set("log_level", "4")
             .create()?;
         consumer.subscribe(&[spec.topic.name()])?;
+        let max_in_flight = config.max_in_flight.unwrap_or(spec.max_in_flight).max(1);
         Ok(Worker {
-            spec,
-            config: config.clone(),
             consumer: Arc::new(consumer),
-            producer,
-            metrics,
-            handler,
-            backlog: VecDeque::new(),
+            max_in_flight,
+            lag_every: config.lag_every,
+            processor: Arc::new(Processor {
+                spec,
+                config: config.clone(),
+                producer,
+                metrics,
+                handler,
+            }),
         })
     }
 
-    /// Runs until `shutdown`; the message in hand is finished first.
-    pub async fn run(mut self, shutdown: CancellationToken) -> Result<(), RuntimeError> {
+    /// Runs until `shutdown`. Messages already running are finished and
+    /// committed first; buffered ones that had not started are left to be
+    /// read again.
+    pub async fn run(self, shutdown: CancellationToken) -> Result<(), RuntimeError> {
+        let p = &self.processor;
         // Aborted on drop, so a worker whose task is aborted releases its
         // consumer (and group membership) at once.
         let _lag = AbortOnDrop(tokio::spawn(report_lag(
             Arc::downgrade(&self.consumer),
-            self.spec.clone(),
-            self.metrics.clone(),
-            self.config.lag_every,
+            p.spec.clone(),
+            p.metrics.clone(),
+            self.lag_every,
             shutdown.clone(),
         )));
-        let result = self.run_loop(&shutdown).await;
-        self.producer.flush();
+        let in_flight = p.metrics.in_flight.with_label_values(&[&p.spec.service]);
+        let mut state = LoopState {
+            consumer: self.consumer.clone(),
+            processor: self.processor.clone(),
+            max_in_flight: self.max_in_flight,
+            offsets: OffsetTracker::default(),
+            ready: ReadyQueue::default(),
+            tasks: JoinSet::new(),
+            running: HashMap::new(),
+            commit: None,
+            dirty: false,
+            paused: false,
+            saturated_since: None,
+            in_flight: in_flight.clone(),
+        };
+        let result = state.run(&shutdown).await;
+        in_flight.set(0);
+        self.processor.producer.flush();
         result
     }
+}
 
-    async fn run_loop(&mut self, shutdown: &CancellationToken) -> Result<(), RuntimeError> {
+/// The loop's own state, apart from the shared [`Processor`].
+struct LoopState {
+    consumer: Arc<StreamConsumer>,
+    processor: Arc<Processor>,
+    max_in_flight: usize,
+    offsets: OffsetTracker,
+    ready: ReadyQueue<OwnedMessage>,
+    tasks: JoinSet<Outcome>,
+    /// What each task is handling.
+    running: HashMap<tokio::task::Id, Running>,
+    commit: Option<CommitTask>,
+    /// Something finished since the last commit started.
+    dirty: bool,
+    paused: bool,
+    /// Since when every slot has been busy.
+    saturated_since: Option<Instant>,
+    in_flight: prometheus::IntGauge,
+}
+
+impl LoopState {
+    async fn run(&mut self, shutdown: &CancellationToken) -> Result<(), RuntimeError> {
+        let mut stopping = false;
         loop {
-            let msg = match self.next_from_backlog() {
-                Some(m) => m,
-                None => tokio::select! {
-                    _ = shutdown.cancelled() => return Ok(()),
-                    m = self.consumer.recv() => match m {
-                        Ok(m) => m.detach(),
-                        Err(e) => {
-                            warn!(group = %self.spec.group, error = %e, "consumer error");
-                            continue;
-                        }
-                    },
-                },
-            };
-            self.process(msg, shutdown).await?;
-            if shutdown.is_cancelled() {
+            if !stopping {
+                self.dispatch(shutdown);
+            }
+            self.in_flight.set(self.tasks.len() as i64);
+            self.pause_or_resume();
+            if self.dirty && self.commit.is_none() {
+                self.start_commit();
+            }
+            if stopping && self.tasks.is_empty() {
+                self.finish_commits().await;
                 return Ok(());
             }
-        }
-    }
-
-    /// The next buffered message whose partition this member still owns; the
-    /// others belong to the new owner, which reads them from the committed offset.
-    fn next_from_backlog(&mut self) -> Option<OwnedMessage> {
-        let assignment = self.consumer.assignment().ok()?;
-        while let Some(m) = self.backlog.pop_front() {
-            if assignment.find_partition(m.topic(), m.partition()).is_some() {
-                return Some(m);
+            let pause_at = self.saturated_since.map(|t| t + PAUSE_AFTER);
+            let consumer = self.consumer.clone();
+            tokio::select! {
+                _ = shutdown.cancelled(), if !stopping => {
+                    stopping = true;
+                    // Not started: left uncommitted, read again by whoever owns them next.
+                    self.ready.clear();
+                }
+                Some(joined) = self.tasks.join_next_with_id(), if !self.tasks.is_empty() => {
+                    if let Err(fatal) = self.finished(joined) {
+                        self.tasks.abort_all();
+                        self.finish_commits().await;
+                        return Err(fatal);
+                    }
+                }
+                done = wait_commit(&mut self.commit), if self.commit.is_some() => {
+                    self.commit = None;
+                    self.committed(done);
+                }
+                _ = tokio::time::sleep_until(pause_at.unwrap_or_else(Instant::now)), if pause_at.is_some() && !self.paused => {
+                    self.pause_all();
+                }
+                m = consumer.recv() => match m {
+                    Ok(m) if stopping => drop(m),
+                    Ok(m) => {
+                        let m = m.detach();
+                        self.offsets.received(m.partition(), m.offset());
+                        let key = m.key().map(|k| String::from_utf8_lossy(k).into_owned());
+                        self.ready.push(key, m);
+                        if self.paused {
+                            // A partition assigned since the pause is not paused yet.
+                            self.pause_all();
+                        }
+                    }
+                    Err(e) => warn!(group = %self.processor.spec.group, error = %e, "consumer error"),
+                },
             }
         }
-        None
     }
 
-    async fn process(&mut self, msg: OwnedMessage, shutdown: &CancellationToken) -> Result<(), RuntimeError> {
-        let delivery = Delivery::from_message(&msg);
-        if delivery
-            .header(headers::RETRY_FOR)
-            .is_some_and(|owner| owner != self.spec.group)
-        {
-            self.commit(&delivery).await;
-            return Ok(());
+    /// Starts waiting messages while there are free slots, after dropping
+    /// those of partitions this member no longer owns.
+    fn dispatch(&mut self, shutdown: &CancellationToken) {
+        if self.ready.is_empty() || self.tasks.len() >= self.max_in_flight {
+            self.track_saturation();
+            return;
         }
-        let span = info_span!(
-            "handle",
-            service = %self.spec.service,
-            topic = %delivery.topic,
-            job_id = delivery.key.as_deref().unwrap_or(""),
-            attempt = delivery.attempt,
-            trace_id = delivery.header(headers::TRACEPARENT).and_then(trace::trace_id).unwrap_or(""),
-            repo = tracing::field::Empty,
-            pr = tracing::field::Empty,
-            agent = tracing::field::Empty,
-        );
-        trace::continue_from(&span, delivery.header(headers::TRACEPARENT));
-        let started = Instant::now();
-        let result = self.run_handler(&delivery).instrument(span.clone()).await;
-        self.metrics
-            .handler_duration
-            .with_label_values(&[&self.spec.service])
-            .observe(started.elapsed().as_secs_f64());
-        let _enter = span.enter();
-        let outcome = match result {
-            Ok(outs) => match self.produce_all(&delivery, &outs).await {
-                Ok(()) => "ok",
-                // An output the broker refuses as too large is invalid: the
-                // same input makes the same output, so it is dead-lettered at once.
-                Err(e) => {
-                    self.retry_or_dlq(&delivery, HandlerError::from_send(e), shutdown)
-                        .await?
-                }
-            },
-            Err(HandlerError::Fatal(message)) => {
-                self.count(&delivery, "fatal");
+        if let Ok(assignment) = self.consumer.assignment() {
+            let owned = |p: i32| assignment.find_partition(self.processor.spec.topic.name(), p).is_some();
+            self.ready.retain(|m| owned(m.partition()));
+            self.offsets.retain(owned);
+        }
+        while self.tasks.len() < self.max_in_flight {
+            let Some((key, msg)) = self.ready.next() else { break };
+            let delivery = Delivery::from_message(&msg);
+            let processor = self.processor.clone();
+            let stop = shutdown.clone();
+            let handle = self
+                .tasks
+                .spawn(async move { processor.process(&delivery, &stop).await });
+            self.running.insert(handle.id(), (msg.partition(), msg.offset(), key));
+        }
+        self.track_saturation();
+    }
+
+    fn track_saturation(&mut self) {
+        if self.tasks.len() >= self.max_in_flight {
+            self.saturated_since.get_or_insert_with(Instant::now);
+        } else {
+            self.saturated_since = None;
+        }
+    }
+
+    /// Books a finished task. A fatal outcome is returned as the error that
+    /// stops the worker; its offset stays unfinished.
+    fn finished(
+        &mut self,
+        joined: Result<(tokio::task::Id, Outcome), tokio::task::JoinError>,
+    ) -> Result<(), RuntimeError> {
+        let (id, outcome) = match joined {
+            Ok((id, outcome)) => (id, Some(outcome)),
+            Err(e) => (e.id(), None),
+        };
+        let Some((partition, offset, key)) = self.running.remove(&id) else {
+            return Ok(());
+        };
+        self.ready.done(key.as_deref());
+        match outcome {
+            Some(Outcome::Finished(_)) => {
+                self.offsets.finished(partition, offset);
+                self.dirty = true;
+            }
+            // Left unfinished: committed positions stop before it.
+            Some(Outcome::Unsent) => {}
+            Some(Outcome::Fatal(message)) => {
                 return Err(RuntimeError::Fatal {
-                    group: self.spec.group.clone(),
+                    group: self.processor.spec.group.clone(),
                     message,
                 });
             }
-            Err(e) => self.retry_or_dlq(&delivery, e, shutdown).await?,
-        };
-        if outcome == "unsent" {
-            // Shutting down before a retry or DLQ copy could be written: leave
-            // the offset uncommitted so the message is read again.
-            return Ok(());
-        }
-        self.count(&delivery, outcome);
-        self.commit(&delivery).await;
-        Ok(())
-    }
-
-    /// Runs the handler on its own task while this task keeps polling.
-    ///
-    /// Partitions are paused only once the handler has run for
-    /// [`PAUSE_AFTER`] or the backlog is full: pausing purges in-flight
-    /// fetches, so pausing around every short handler starves the partitions
-    /// whose data was not already prefetched (seen here: two of six partitions
-    /// served, the rest stalled).
-    async fn run_handler(&mut self, delivery: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
-        let handler = self.handler.clone();
-        let d = delivery.clone();
-        let mut task = tokio::spawn(async move { handler.handle(&d).await }.in_current_span());
-        let pause_at = tokio::time::Instant::now() + PAUSE_AFTER;
-        let mut paused = false;
-        let joined = loop {
-            tokio::select! {
-                r = &mut task => break r,
-                _ = tokio::time::sleep_until(pause_at), if !paused => {
-                    paused = self.pause_all();
-                }
-                m = self.consumer.recv() => match m {
-                    Ok(m) => {
-                        self.backlog.push_back(m.detach());
-                        if !paused && self.backlog.len() >= MAX_BACKLOG {
-                            paused = self.pause_all();
-                        }
-                    }
-                    Err(e) => warn!(error = %e, "consumer error while a handler runs"),
-                },
-            }
-        };
-        if paused {
-            let now = self.consumer.assignment().unwrap_or_default();
-            if let Err(e) = self.consumer.resume(&now) {
-                warn!(error = %e, "cannot resume partitions");
-            }
-        }
-        match joined {
-            Ok(r) => r,
-            Err(e) if e.is_panic() => Err(HandlerError::Retryable(format!("handler panicked: {e}"))),
-            Err(e) => Err(HandlerError::Retryable(format!("handler task failed: {e}"))),
-        }
-    }
-
-    fn pause_all(&self) -> bool {
-        let assignment = self.consumer.assignment().unwrap_or_default();
-        match self.consumer.pause(&assignment) {
-            Ok(()) => true,
-            Err(e) => {
-                warn!(error = %e, "cannot pause partitions");
-                false
-            }
-        }
-    }
-
-    async fn produce_all(&self, delivery: &Delivery, outs: &[OutMessage]) -> Result<(), RuntimeError> {
-        let parent = delivery.header(headers::TRACEPARENT).map(str::to_string);
-        for out in outs {
-            let mut out = out.clone();
-            if out.header(headers::TRACEPARENT).is_none() {
-                let tp = trace::outgoing(&tracing::Span::current(), parent.as_deref());
-                out = out.with_header(headers::TRACEPARENT, tp);
-            }
-            self.producer.send(&out).await?;
-            self.metrics
-                .produced
-                .with_label_values(&[&self.spec.service, &out.topic])
-                .inc();
+            // The task itself died (handler panics are caught inside it): the
+            // message stays unfinished, so the partition commits no further
+            // until a restart reads it again; its key is freed so the rest of
+            // the job is not stuck behind it.
+            None => error!(partition, offset, "message task died; its offset stays uncommitted"),
         }
         Ok(())
     }
 
-    /// Re-publishes for another attempt, or dead-letters. Returns the outcome
-    /// label, or `"unsent"` when shutdown interrupted the write.
-    async fn retry_or_dlq(
-        &self,
-        delivery: &Delivery,
-        error: HandlerError,
-        shutdown: &CancellationToken,
-    ) -> Result<&'static str, RuntimeError> {
-        let retryable = matches!(error, HandlerError::Retryable(_));
-        let key = delivery.key.clone().unwrap_or_default();
-        let base = delivery
-            .headers
-            .iter()
-            .filter(|(k, _)| k != headers::ATTEMPT && k != headers::RETRY_FOR)
-            .cloned();
-        let (msg, outcome) = if retryable && delivery.attempt < self.config.max_attempts {
-            warn!(error = %error, attempt = delivery.attempt, "handler failed; will retry");
-            let backoff = self.config.retry_backoff * delivery.attempt + jitter(self.config.retry_backoff);
-            tokio::time::sleep(backoff).await;
-            let mut h: Vec<(String, Vec<u8>)> = base.collect();
-            h.push((headers::ATTEMPT.into(), (delivery.attempt + 1).to_string().into_bytes()));
-            h.push((headers::RETRY_FOR.into(), self.spec.group.clone().into_bytes()));
-            let msg = OutMessage {
-                topic: delivery.topic.clone(),
-                key,
-                payload: delivery.payload.clone(),
-                headers: h,
-            };
-            (msg, "retry")
-        } else {
-            warn!(error = %error, attempt = delivery.attempt, "giving up on message; sending it to the DLQ");
-            let mut h: Vec<(String, Vec<u8>)> = base.collect();
-            h.extend([
-                (headers::ATTEMPT.into(), delivery.attempt.to_string().into_bytes()),
-                (headers::DLQ_ERROR.into(), error.to_string().into_bytes()),
-                (headers::DLQ_ERROR_KIND.into(), error.kind().as_bytes().to_vec()),
-                (headers::DLQ_TOPIC.into(), delivery.topic.clone().into_bytes()),
-                (
-                    headers::DLQ_PARTITION.into(),
-                    delivery.partition.to_string().into_bytes(),
-                ),
-                (headers::DLQ_OFFSET.into(), delivery.offset.to_string().into_bytes()),
-                (headers::DLQ_GROUP.into(), self.spec.group.clone().into_bytes()),
-            ]);
-            let msg = OutMessage {
-                topic: Topic::Dlq.name().into(),
-                key,
-                payload: delivery.payload.clone(),
-                headers: h,
-            };
-            (msg, if retryable { "dlq" } else { "invalid" })
-        };
-        // Losing the message is not an option: keep trying to write the copy
-        // until it is acknowledged or we are asked to stop.
-        let mut wait = Duration::from_millis(100);
-        loop {
-            match self.producer.send(&msg).await {
-                Ok(()) => return Ok(outcome),
-                Err(e) => {
-                    warn!(error = %e, "cannot write retry/DLQ copy; trying again");
-                    if shutdown.is_cancelled() {
-                        return Ok("unsent");
-                    }
-                    tokio::time::sleep(wait).await;
-                    wait = (wait * 2).min(Duration::from_secs(5));
-                }
-            }
+    /// Commits, on a blocking thread while the loop keeps polling, every
+    /// owned partition whose position moved. Committing on the runtime
+    /// thread would block it, and during a rebalance the commit waits for the
+    /// very poll it would be blocking (seen here as a hang with a newcomer
+    /// joining during a long handler). One commit at a time, so a later
+    /// position can never be overwritten by an earlier one.
+    fn start_commit(&mut self) {
+        self.dirty = false;
+        let topic = self.processor.spec.topic.name();
+        if let Ok(assignment) = self.consumer.assignment() {
+            self.offsets.retain(|p| assignment.find_partition(topic, p).is_some());
         }
-    }
-
-    /// Commits the message's offset synchronously — on a blocking thread,
-    /// while this task keeps polling. Committing on the runtime thread would
-    /// block it, and during a rebalance the commit waits for the very poll it
-    /// would be blocking (seen here as a hang with a newcomer joining during
-    /// a long handler).
-    async fn commit(&mut self, delivery: &Delivery) {
-        let mut tpl = TopicPartitionList::new();
-        if tpl
-            .add_partition_offset(&delivery.topic, delivery.partition, Offset::Offset(delivery.offset + 1))
-            .is_err()
-        {
+        let due = self.offsets.due();
+        if due.is_empty() {
             return;
         }
-        let consumer = self.consumer.clone();
-        let mut commit = tokio::task::spawn_blocking(move || consumer.commit(&tpl, CommitMode::Sync));
-        let result = loop {
-            tokio::select! {
-                r = &mut commit => break r,
-                m = self.consumer.recv() => match m {
-                    Ok(m) => self.backlog.push_back(m.detach()),
-                    Err(e) => warn!(error = %e, "consumer error while committing"),
-                },
+        let mut tpl = TopicPartitionList::new();
+        for &(partition, position) in &due {
+            if tpl
+                .add_partition_offset(topic, partition, Offset::Offset(position))
+                .is_err()
+            {
+                return;
             }
-        };
-        match result {
-            Ok(Ok(())) => {}
-            // Typically the partition moved during a rebalance; its new owner
-            // re-reads the message and the idempotent handler absorbs it.
-            Ok(Err(e)) => warn!(error = %e, partition = delivery.partition, "commit failed"),
+        }
+        let consumer = self.consumer.clone();
+        self.commit = Some(tokio::task::spawn_blocking(move || {
+            let r = consumer.commit(&tpl, CommitMode::Sync);
+            (due, r)
+        }));
+    }
+
+    fn committed(&mut self, done: CommitDone) {
+        match done {
+            Ok((due, Ok(()))) => {
+                for (partition, position) in due {
+                    self.offsets.committed(partition, position);
+                }
+            }
+            // Typically a partition moved during a rebalance; its new owner
+            // re-reads from the last commit and idempotent handlers absorb it.
+            Ok((_, Err(e))) => warn!(error = %e, "commit failed"),
             Err(e) => warn!(error = %e, "commit task failed"),
         }
     }
 
-    fn count(&self, delivery: &Delivery, outcome: &str) {
-        self.metrics
-            .bus_messages
-            .with_label_values(&[&self.spec.service, &delivery.topic, outcome])
-            .inc();
+    /// The last commits before the loop returns: waits for the one running,
+    /// then commits what finished since, still polling meanwhile.
+    async fn finish_commits(&mut self) {
+        for _ in 0..2 {
+            if let Some(commit) = self.commit.take() {
+                let mut commit = commit;
+                let consumer = self.consumer.clone();
+                let done = loop {
+                    tokio::select! {
+                        r = &mut commit => break r,
+                        // Polling serves the rebalance the commit may wait for;
+                        // what arrives now is not started and is read again later.
+                        _ = consumer.recv() => {}
+                    }
+                };
+                self.committed(done);
+            }
+            self.start_commit();
+        }
+    }
+
+    fn pause_or_resume(&mut self) {
+        let overfull = self.ready.len() >= MAX_BACKLOG;
+        let busy_long = self.saturated_since.is_some_and(|t| t.elapsed() >= PAUSE_AFTER);
+        if !self.paused && (overfull || busy_long) {
+            self.pause_all();
+        } else if self.paused && self.tasks.len() < self.max_in_flight && self.ready.len() < MAX_BACKLOG / 2 {
+            let now = self.consumer.assignment().unwrap_or_default();
+            match self.consumer.resume(&now) {
+                Ok(()) => self.paused = false,
+                Err(e) => warn!(error = %e, "cannot resume partitions"),
+            }
+        }
+    }
+
+    /// Pauses every assigned partition. Pausing purges in-flight fetches, so
+    /// pausing around every short handler would starve the partitions whose
+    /// data was not already prefetched (seen here: two of six partitions
+    /// served, the rest stalled); hence only after [`PAUSE_AFTER`] or a full
+    /// buffer.
+    fn pause_all(&mut self) {
+        let assignment = self.consumer.assignment().unwrap_or_default();
+        match self.consumer.pause(&assignment) {
+            Ok(()) => self.paused = true,
+            Err(e) => warn!(error = %e, "cannot pause partitions"),
+        }
+    }
+}
+
+/// The running commit's result; never resolves without one (the `select!`
+/// branch is guarded).
+async fn wait_commit(commit: &mut Option<CommitTask>) -> CommitDone {
+    match commit {
+        Some(task) => task.await,
+        None => std::future::pending().await,
     }
 }
 
@@ -463,14 +501,6 @@ impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
     }
-}
-
-fn jitter(base: Duration) -> Duration {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    base.mul_f64((nanos % 1000) as f64 / 1000.0)
 }
 
 /// Publishes `quorum_consumer_lag{group, partition}` from committed offsets

@@ -2,151 +2,16 @@
 //! mock cluster): fan-out, partition split, redelivery, retries and DLQ,
 //! graceful shutdown.
 
+mod common;
+
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use common::{Bus, IN_FLIGHT, Log, Recorder, seen, wait_until};
 use quorum_events::{Topic, headers};
-use quorum_runtime::{
-    BusConfig, BusProducer, CancellationToken, Delivery, EmbeddedBroker, Handler, HandlerError, Metrics, OutMessage,
-    Worker, WorkerSpec,
-};
-
-/// What a handler saw: (worker name, key, partition, payload, attempt).
-type Log = Arc<Mutex<Vec<(String, String, i32, String, u32)>>>;
-
-struct Recorder {
-    name: String,
-    log: Log,
-    /// Payloads that fail with this error class.
-    fail: HashMap<String, fn(String) -> HandlerError>,
-    /// Payloads whose handling never finishes.
-    hang: BTreeSet<String>,
-    delay: Duration,
-}
-
-impl Recorder {
-    fn new(name: &str, log: &Log) -> Self {
-        Recorder {
-            name: name.into(),
-            log: log.clone(),
-            fail: HashMap::new(),
-            hang: BTreeSet::new(),
-            delay: Duration::ZERO,
-        }
-    }
-}
-
-#[async_trait]
-impl Handler for Recorder {
-    async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
-        let payload = String::from_utf8_lossy(&d.payload).into_owned();
-        self.log.lock().unwrap().push((
-            self.name.clone(),
-            d.key.clone().unwrap_or_default(),
-            d.partition,
-            payload.clone(),
-            d.attempt,
-        ));
-        if self.hang.contains(&payload) {
-            std::future::pending::<()>().await;
-        }
-        tokio::time::sleep(self.delay).await;
-        if let Some(make) = self.fail.get(&payload) {
-            return Err(make(format!("cannot handle {payload}")));
-        }
-        Ok(vec![])
-    }
-}
-
-struct Bus {
-    broker: EmbeddedBroker,
-    config: BusConfig,
-    producer: BusProducer,
-    workers: Mutex<Vec<tokio::task::AbortHandle>>,
-}
-
-impl Bus {
-    fn new() -> Bus {
-        let broker = EmbeddedBroker::start().expect("embedded broker");
-        let config = BusConfig::for_tests(broker.bootstrap_servers());
-        let producer = BusProducer::new(&config).unwrap();
-        Bus {
-            broker,
-            config,
-            producer,
-            workers: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// Stops every worker while the broker is still up (a consumer closing
-    /// against a destroyed broker waits forever), then drops the broker.
-    async fn close(self) {
-        let workers: Vec<_> = self.workers.lock().unwrap().drain(..).collect();
-        for w in &workers {
-            w.abort();
-        }
-        while !workers.iter().all(|w| w.is_finished()) {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    fn worker(
-        &self,
-        group: &str,
-        topic: Topic,
-        handler: Recorder,
-        shutdown: &CancellationToken,
-    ) -> tokio::task::JoinHandle<Result<(), quorum_runtime::RuntimeError>> {
-        let _ = &self.broker;
-        let spec = WorkerSpec {
-            service: group.into(),
-            group: group.into(),
-            topic,
-        };
-        let w = Worker::new(
-            &self.config,
-            spec,
-            Arc::new(handler),
-            self.producer.clone(),
-            Metrics::new(),
-        )
-        .unwrap();
-        let h = tokio::spawn(w.run(shutdown.clone()));
-        self.workers.lock().unwrap().push(h.abort_handle());
-        h
-    }
-
-    async fn send(&self, topic: Topic, key: &str, payload: &str) {
-        self.producer
-            .send(&OutMessage {
-                topic: topic.name().into(),
-                key: key.into(),
-                payload: payload.as_bytes().to_vec(),
-                headers: vec![],
-            })
-            .await
-            .unwrap();
-    }
-}
-
-async fn wait_until(what: &str, timeout: Duration, mut check: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !check() {
-        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-fn seen(log: &Log, worker: &str) -> Vec<(String, i32, String, u32)> {
-    log.lock()
-        .unwrap()
-        .iter()
-        .filter(|e| e.0 == worker)
-        .map(|e| (e.1.clone(), e.2, e.3.clone(), e.4))
-        .collect()
-}
+use quorum_runtime::{CancellationToken, Delivery, Handler, HandlerError, Metrics, OutMessage, Worker, WorkerSpec};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_agent_group_receives_every_job() {
@@ -394,6 +259,7 @@ async fn a_long_handler_does_not_freeze_its_group() {
         service: "long".into(),
         group: "long".into(),
         topic: Topic::Aggregated,
+        max_in_flight: IN_FLIGHT,
     };
     let busy = Busy {
         started: started.clone(),
@@ -497,6 +363,7 @@ async fn consumer_lag_counts_waiting_messages_per_partition_and_drains_to_zero()
         service: "laggy".into(),
         group: "laggy".into(),
         topic: Topic::Completed,
+        max_in_flight: IN_FLIGHT,
     };
     let gate = Gate {
         open: open.clone(),
@@ -573,6 +440,7 @@ async fn an_output_too_large_to_publish_dead_letters_the_input_at_once() {
         service: "bloated".into(),
         group: "bloated".into(),
         topic: Topic::Completed,
+        max_in_flight: IN_FLIGHT,
     };
     let w = Worker::new(
         &bus.config,
