@@ -2,6 +2,8 @@
 //! content hash did not change.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 use crate::extract::{FileFacts, content_hash, extract};
 use crate::lang::Lang;
@@ -40,32 +42,92 @@ pub fn build_with_progress(
     previous: Option<&Graph>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> (Graph, BuildStats) {
+    build_parallel(sources, previous, default_threads(), progress)
+}
+
+/// Threads that parse files by default: the machine's parallelism.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// What happened to one source file.
+enum FileOutcome {
+    Skipped,
+    Reused(FileFacts),
+    Parsed(FileFacts),
+}
+
+/// [`build_with_progress`] on `threads` threads. Files are parsed in
+/// parallel (each file is independent: a parser per file, facts out); the
+/// facts are put back in input order and resolution runs once on one
+/// thread, so the graph is the same, byte for byte, whatever `threads` is.
+pub fn build_parallel(
+    sources: Vec<(String, String)>,
+    previous: Option<&Graph>,
+    threads: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> (Graph, BuildStats) {
     let total = sources.len();
     // By path: two files with the same content (empty `__init__.py`s) each
     // keep their own facts.
     let old: HashMap<&str, &FileFacts> = previous
         .map(|g| g.files().iter().map(|f| (f.path.as_str(), f)).collect())
         .unwrap_or_default();
+    let one = |(path, src): &(String, String)| -> FileOutcome {
+        let Some(lang) = Lang::detect(path) else {
+            return FileOutcome::Skipped;
+        };
+        match old.get(path.as_str()) {
+            Some(f) if f.hash == content_hash(src) => FileOutcome::Reused((*f).clone()),
+            _ => FileOutcome::Parsed(extract(path, lang, src)),
+        }
+    };
+    let mut outcomes: Vec<Option<FileOutcome>> = Vec::with_capacity(total);
+    outcomes.resize_with(total, || None);
+    let threads = threads.clamp(1, total.max(1));
+    if threads == 1 {
+        for (i, source) in sources.iter().enumerate() {
+            outcomes[i] = Some(one(source));
+            progress(i + 1, total);
+        }
+    } else {
+        let next = AtomicUsize::new(0);
+        let (tx, rx) = mpsc::channel::<(usize, FileOutcome)>();
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                let (tx, next, sources, one) = (tx.clone(), &next, &sources, &one);
+                scope.spawn(move || {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(source) = sources.get(i) else { break };
+                        if tx.send((i, one(source))).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            // Progress is reported from this thread: the callback need not be Send.
+            for (done, (i, outcome)) in rx.into_iter().enumerate() {
+                outcomes[i] = Some(outcome);
+                progress(done + 1, total);
+            }
+        });
+    }
     let mut stats = BuildStats::default();
-    let mut files = vec![];
-    for (i, (path, src)) in sources.into_iter().enumerate() {
-        progress(i + 1, total);
-        let Some(lang) = Lang::detect(&path) else {
-            stats.skipped += 1;
-            continue;
-        };
-        let hash = content_hash(&src);
-        let facts = match old.get(path.as_str()) {
-            Some(f) if f.hash == hash => {
+    let mut files = Vec::with_capacity(total);
+    for outcome in outcomes.into_iter().flatten() {
+        match outcome {
+            FileOutcome::Skipped => stats.skipped += 1,
+            FileOutcome::Reused(f) => {
                 stats.reused += 1;
-                (*f).clone()
+                files.push(f);
             }
-            _ => {
+            FileOutcome::Parsed(f) => {
                 stats.parsed += 1;
-                extract(&path, lang, &src)
+                files.push(f);
             }
-        };
-        files.push(facts);
+        }
     }
     finish(files, stats)
 }

@@ -24,7 +24,7 @@ mod resolve;
 pub mod signature;
 pub mod tools;
 
-pub use build::{BuildStats, build, build_with_progress, overlay};
+pub use build::{BuildStats, build, build_parallel, build_with_progress, default_threads, overlay};
 pub use extract::SymbolKind;
 pub use impact::{ImpactOptions, ImpactReport, impact};
 pub use lang::Lang;

@@ -21,9 +21,18 @@ use async_trait::async_trait;
 use quorum_core::{AgentRole, AgentStatus, RunState};
 use quorum_events::AgentResult;
 use redis::AsyncCommands;
-use redis::aio::ConnectionManager;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use crate::{Claim, JobRecord, Result, RunRecord, StateStore, StoreError};
+
+/// How long one command may wait for its reply. The client's default (500 ms)
+/// failed the gateway's dedupe claims with "timed out" under a burst of 200
+/// webhooks on a busy 2-core machine (`make bench-burst`): the reply was there,
+/// the process had not polled it yet. A timed-out claim answers 503, so a
+/// slower reply is the better failure.
+const RESPONSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long a (re)connection attempt may take.
+const CONNECTION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A store on a Redis server, through a reconnecting connection manager.
 #[derive(Clone)]
@@ -36,7 +45,10 @@ impl RedisStore {
     /// Connects to `url` (e.g. `redis://127.0.0.1:6379`); `prefix` namespaces every key.
     pub async fn connect(url: &str, prefix: &str) -> Result<Self> {
         let client = redis::Client::open(url)?;
-        let conn = ConnectionManager::new(client).await?;
+        let config = ConnectionManagerConfig::new()
+            .set_response_timeout(Some(RESPONSE_TIMEOUT))
+            .set_connection_timeout(Some(CONNECTION_TIMEOUT));
+        let conn = ConnectionManager::new_with_config(client, config).await?;
         Ok(RedisStore {
             conn,
             prefix: prefix.to_string(),
