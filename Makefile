@@ -108,11 +108,13 @@ bench: deps build
 	$(BIN)/quorum bench --reviews 100 --fetch-wait-ms 100 --out docs/bench-fetch100.json
 
 # A burst of 200 PRs through every service as its own process (quorum broker,
-# redis-server) with a stand-in model answering each call after 2 s. Writes
+# redis-server; release build, cached) with a stand-in model answering each
+# call after 2 s. Writes
 # docs/bench-burst.json; BURST_PRS, BURST_LATENCY_MS and QUORUM_MAX_IN_FLIGHT
 # change the run.
-bench-burst: deps-test build
-	BURST_OUT=$${BURST_OUT:-docs/bench-burst.json} cargo bench --profile dev -p quorum-cli --bench burst
+bench-burst: deps-test
+	cargo build --release --workspace --bins
+	BURST_OUT=$${BURST_OUT:-$(CURDIR)/docs/bench-burst.json} cargo bench -p quorum-cli --bench burst
 
 # The code-graph benchmark on a pip-fetched sdist, in a release build.
 bench-index: deps

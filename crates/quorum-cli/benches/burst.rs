@@ -120,6 +120,17 @@ fn in_flight(metrics: &str) -> Vec<(String, i64)> {
         .collect()
 }
 
+/// CPU seconds a process has used (user + system, from `/proc/PID/stat`).
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    // USER_HZ is 100 on Linux for every architecture this runs on.
+    Some(ticks / 100.0)
+}
+
 /// Peak resident set of a process, in MiB (`VmHWM`).
 fn peak_rss_mib(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -211,6 +222,11 @@ async fn run() -> anyhow::Result<()> {
     let warm = open_pull_request(&client, gateway, SECRET, body).await?;
     quorum_cli::fleet::wait_for_review(&store, &warm.job_id, Duration::from_secs(180)).await?;
     let calls_before = model.requests().len();
+    let cpu_before: BTreeMap<String, f64> = procs
+        .0
+        .iter()
+        .filter_map(|(name, _, child)| Some((name.clone(), cpu_seconds(child.id())?)))
+        .collect();
 
     // Peak in-flight per service, sampled from each service's /metrics.
     let peaks: Arc<Mutex<BTreeMap<String, i64>>> = Arc::default();
@@ -298,9 +314,13 @@ async fn run() -> anyhow::Result<()> {
 
     let peaks = peaks.lock().unwrap().clone();
     let mut rss = BTreeMap::new();
+    let mut cpu = BTreeMap::new();
     for (name, _, child) in &procs.0 {
         if let Some(mib) = peak_rss_mib(child.id()) {
             rss.insert(name.clone(), (mib * 10.0).round() / 10.0);
+        }
+        if let Some(s) = cpu_seconds(child.id()) {
+            cpu.insert(name.clone(), round(s - cpu_before.get(name).copied().unwrap_or(0.0)));
         }
     }
     // The latency-bound limit: each model-backed service works through its
@@ -330,6 +350,9 @@ async fn run() -> anyhow::Result<()> {
         "ratio_to_bound": round(total / bound),
         "peak_in_flight": peaks,
         "peak_rss_mib": rss,
+        "cpu_s_during_burst": cpu,
+        "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "build": if cfg!(debug_assertions) { "debug" } else { "release" },
     });
     println!("{}", serde_json::to_string_pretty(&report)?);
     if let Ok(out) = std::env::var("BURST_OUT") {
