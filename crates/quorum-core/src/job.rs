@@ -7,6 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::diff::{FileDiff, FileStatus, parse_file_patch};
+use crate::review::InlinePolicy;
 
 /// The four agent roles. Each is its own consumer group (fan-out).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -212,6 +213,10 @@ pub struct JobPolicy {
     pub publish_mode: PublishMode,
     #[serde(default)]
     pub context_mode: ContextMode,
+    /// Which findings are posted inline and where low-severity notes go
+    /// (absent from older messages: the default, notes grouped in the body).
+    #[serde(default)]
+    pub inline: InlinePolicy,
     /// What was wrong with the repository's policy file (its defaults were
     /// used instead); the review says so at the top.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -224,6 +229,7 @@ impl Default for JobPolicy {
             agents: AgentRole::ALL.to_vec(),
             publish_mode: PublishMode::Direct,
             context_mode: ContextMode::GraphRag,
+            inline: InlinePolicy::default(),
             warnings: vec![],
         }
     }
@@ -366,6 +372,19 @@ mod tests {
             nested(Provider::Github).validate().is_err(),
             "GitHub has no nested owners"
         );
+    }
+
+    #[test]
+    fn a_policy_from_an_older_message_groups_low_severity_notes() {
+        let old = r#"{"agents":["static"],"publish_mode":"direct","context_mode":"diff_only"}"#;
+        let p: JobPolicy = serde_json::from_str(old).unwrap();
+        assert_eq!(p.inline, InlinePolicy::default());
+        assert_eq!(p.inline.low_severity, crate::review::LowSeverity::Grouped);
+        let partial: JobPolicy =
+            serde_json::from_str(r#"{"agents":["static"],"inline":{"low_severity":"off"}}"#).unwrap();
+        assert_eq!(partial.inline.min_severity, crate::Severity::Minor);
+        let json = serde_json::to_string(&JobPolicy::default()).unwrap();
+        assert_eq!(serde_json::from_str::<JobPolicy>(&json).unwrap(), JobPolicy::default());
     }
 
     #[test]

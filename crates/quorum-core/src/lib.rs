@@ -15,5 +15,5 @@ pub use finding::{Category, Evidence, Finding, Severity};
 pub use job::{
     AgentRole, AgentStatus, ContextMode, FileChange, JobPolicy, Provider, PublishMode, RepoRef, ReviewRequest, RunState,
 };
-pub use review::{Review, Verdict};
+pub use review::{InlinePolicy, LowSeverity, Review, Verdict};
 pub use secret::Secret;

@@ -2,8 +2,11 @@
 //!
 //! A finding on a line the current diff shows becomes an inline comment; any
 //! other finding (a broken caller in an untouched file) goes in the body with
-//! a `file:line` reference. Every comment carries a hidden fingerprint so a
-//! re-review after a push does not repeat itself (F-PUB-3).
+//! a `file:line` reference. Low-severity notes (under the repository's
+//! severity floor, and `testing` notes at minor or below) are, by default,
+//! one grouped "Also noted" line in the body instead ([`InlinePolicy`]).
+//! Every comment carries a hidden fingerprint so a re-review after a push
+//! does not repeat itself (F-PUB-3).
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -11,7 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::diff::FileDiff;
-use crate::finding::{Finding, Severity};
+use crate::finding::{Category, Finding, Severity};
 use crate::job::{AgentRole, AgentStatus};
 
 /// The review's overall recommendation.
@@ -73,6 +76,76 @@ pub struct BodyComment {
     pub fingerprint: String,
 }
 
+/// A low-severity finding listed on the body's one "Also noted" line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Note {
+    pub path: String,
+    pub line: u32,
+    pub title: String,
+    pub category: Category,
+    pub severity: Severity,
+    pub fingerprint: String,
+}
+
+/// Where low-severity findings go (`.quorum.yml`: `review.low_severity`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LowSeverity {
+    /// One "Also noted (N): …" line in the review body, with `file:line`
+    /// references.
+    #[default]
+    Grouped,
+    /// Inline comments (or body comments outside the diff), like any finding.
+    Inline,
+    /// Not posted. They stay in the review's `kept` findings.
+    Off,
+}
+
+impl LowSeverity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LowSeverity::Grouped => "grouped",
+            LowSeverity::Inline => "inline",
+            LowSeverity::Off => "off",
+        }
+    }
+}
+
+/// Which findings become comments of their own, and what happens to the
+/// rest. Travels with the job (`JobPolicy::inline`) from `.quorum.yml`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InlinePolicy {
+    /// Findings under this severity are low-severity notes
+    /// (`review.inline_min_severity`; default `minor`, so nitpicks are).
+    #[serde(default = "InlinePolicy::default_min_severity")]
+    pub min_severity: Severity,
+    /// Where low-severity notes go (`review.low_severity`).
+    #[serde(default)]
+    pub low_severity: LowSeverity,
+}
+
+impl Default for InlinePolicy {
+    fn default() -> Self {
+        InlinePolicy {
+            min_severity: Self::default_min_severity(),
+            low_severity: LowSeverity::Grouped,
+        }
+    }
+}
+
+impl InlinePolicy {
+    fn default_min_severity() -> Severity {
+        Severity::Minor
+    }
+
+    /// Whether a finding is a low-severity note: under the severity floor,
+    /// or a `testing` note ("behaviour changed without a test change") at
+    /// minor or below, which fits nearly every PR that touches code.
+    pub fn is_low(&self, f: &Finding) -> bool {
+        f.severity < self.min_severity || (f.category == Category::Testing && f.severity <= Severity::Minor)
+    }
+}
+
 /// How one agent fared on this job, shown in the body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentReport {
@@ -107,6 +180,9 @@ pub struct Review {
     /// Problems the team should fix (an invalid `.quorum.yml`), shown first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    /// Low-severity notes, listed on one line of the body.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<Note>,
 }
 
 /// The fingerprint of a finding: stable across pushes because it hashes the
@@ -185,28 +261,52 @@ fn agents_line(f: &Finding) -> String {
     }
 }
 
+/// Where [`build_review`] put each kept finding.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Placement {
+    pub inline: Vec<InlineComment>,
+    pub body_comments: Vec<BodyComment>,
+    pub notes: Vec<Note>,
+}
+
 /// Places each kept finding inline (when its lines are in the diff) or in the
-/// body, skipping any whose fingerprint is in `already_posted`.
+/// body, low-severity notes as `policy` says, skipping any whose fingerprint
+/// is in `already_posted`.
 pub fn build_review(
     kept: &[Finding],
     diffs: &[FileDiff],
     already_posted: &[String],
-) -> (Vec<InlineComment>, Vec<BodyComment>) {
+    policy: &InlinePolicy,
+) -> Placement {
     let by_path: BTreeMap<&str, &FileDiff> = diffs.iter().map(|d| (d.path.as_str(), d)).collect();
-    let mut inline = Vec::new();
-    let mut body = Vec::new();
+    let mut out = Placement::default();
     for f in kept {
+        let low = policy.is_low(f);
+        if low && policy.low_severity == LowSeverity::Off {
+            continue;
+        }
         let diff = by_path.get(f.file.as_str());
         let anchor = diff.and_then(|d| d.new_line_text(f.line)).unwrap_or("");
         let fp = fingerprint(f, anchor);
         if already_posted.contains(&fp) {
             continue;
         }
+        if low && policy.low_severity == LowSeverity::Grouped {
+            out.notes.push(Note {
+                path: f.file.clone(),
+                line: f.line,
+                title: f.title.clone(),
+                category: f.category,
+                severity: f.severity,
+                fingerprint: fp,
+            });
+            continue;
+        }
         let text = format!("{}\n{}", comment_body(f), fingerprint_marker(&fp));
         let (start, end) = f.line_range();
         let in_diff = diff.is_some_and(|d| (start..=end).all(|l| d.contains_new_line(l)));
         if in_diff {
-            inline.push(InlineComment {
+            out.inline.push(InlineComment {
                 path: f.file.clone(),
                 line: end,
                 start_line: (start != end).then_some(start),
@@ -215,7 +315,7 @@ pub fn build_review(
                 fingerprint: fp,
             });
         } else {
-            body.push(BodyComment {
+            out.body_comments.push(BodyComment {
                 path: f.file.clone(),
                 line: f.line,
                 body: text,
@@ -223,7 +323,31 @@ pub fn build_review(
             });
         }
     }
-    (inline, body)
+    out
+}
+
+/// The body's one "Also noted" line: notes with the same title, category
+/// and severity share one mention, then their `file:line` references; the
+/// fingerprint markers at the end.
+fn notes_line(notes: &[Note]) -> String {
+    let mut groups: Vec<(String, Category, Severity, Vec<String>)> = Vec::new();
+    for n in notes {
+        let title = n.title.split_whitespace().collect::<Vec<_>>().join(" ");
+        let at = format!("`{}:{}`", n.path, n.line);
+        match groups
+            .iter_mut()
+            .find(|g| g.0 == title && g.1 == n.category && g.2 == n.severity)
+        {
+            Some(g) => g.3.push(at),
+            None => groups.push((title, n.category, n.severity, vec![at])),
+        }
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(title, cat, sev, at)| format!("{title} ({cat}, {sev}): {}", at.join(", ")))
+        .collect();
+    let markers: String = notes.iter().map(|n| fingerprint_marker(&n.fingerprint)).collect();
+    format!("**Also noted ({}):** {}{markers}", notes.len(), parts.join("; "))
 }
 
 impl Review {
@@ -241,7 +365,23 @@ impl Review {
         }
     }
 
-    /// The review body: summary, verdict, out-of-diff findings, agent status.
+    /// Whether the review has anything to post besides its summary.
+    pub fn has_comments(&self) -> bool {
+        !self.inline.is_empty() || !self.body_comments.is_empty() || !self.notes.is_empty()
+    }
+
+    /// The fingerprints of everything this review posts.
+    pub fn fingerprints(&self) -> Vec<String> {
+        self.inline
+            .iter()
+            .map(|c| c.fingerprint.clone())
+            .chain(self.body_comments.iter().map(|c| c.fingerprint.clone()))
+            .chain(self.notes.iter().map(|n| n.fingerprint.clone()))
+            .collect()
+    }
+
+    /// The review body: summary, verdict, out-of-diff findings, low-severity
+    /// notes, agent status.
     pub fn render_body(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "## Quorum review — {}\n", self.verdict.as_str());
@@ -254,6 +394,9 @@ impl Review {
             for c in &self.body_comments {
                 let _ = writeln!(s, "- `{}:{}` {}\n", c.path, c.line, c.body.replace('\n', "\n  "));
             }
+        }
+        if !self.notes.is_empty() {
+            let _ = writeln!(s, "{}\n", notes_line(&self.notes));
         }
         if !self.rejected.is_empty() {
             let _ = writeln!(
@@ -367,7 +510,11 @@ mod tests {
     #[test]
     fn in_diff_goes_inline_and_outside_goes_to_body() {
         let kept = [finding("a.py", 2, Severity::Major), finding("b.py", 7, Severity::Major)];
-        let (inline, body) = build_review(&kept, &[diff()], &[]);
+        let Placement {
+            inline,
+            body_comments: body,
+            ..
+        } = build_review(&kept, &[diff()], &[], &InlinePolicy::default());
         assert_eq!(inline.len(), 1);
         assert_eq!(inline[0].line, 2);
         assert!(inline[0].body.contains("```suggestion\nfixed()\n```"));
@@ -387,17 +534,20 @@ mod tests {
     #[test]
     fn already_posted_comments_are_not_repeated() {
         let kept = [finding("a.py", 2, Severity::Major)];
-        let (inline, _) = build_review(&kept, &[diff()], &[]);
+        let inline = build_review(&kept, &[diff()], &[], &InlinePolicy::default()).inline;
         let posted = parse_fingerprints(&inline[0].body);
         assert_eq!(posted, vec![inline[0].fingerprint.clone()]);
-        let (again, body) = build_review(&kept, &[diff()], &posted);
+        let again = build_review(&kept, &[diff()], &posted, &InlinePolicy::default());
+        let (again, body) = (again.inline, again.body_comments);
         assert!(again.is_empty() && body.is_empty());
     }
 
     #[test]
     fn moving_inline_to_body_keeps_the_comment() {
         let kept = [finding("a.py", 2, Severity::Major)];
-        let (inline, body_comments) = build_review(&kept, &[diff()], &[]);
+        let Placement {
+            inline, body_comments, ..
+        } = build_review(&kept, &[diff()], &[], &InlinePolicy::default());
         let mut r = Review {
             job_id: "j".into(),
             verdict: Verdict::RequestChanges,
@@ -409,10 +559,189 @@ mod tests {
             kept: vec![],
             not_reviewed: vec![],
             notices: vec![],
+            notes: vec![],
         };
         r.move_inline_to_body(0);
         assert!(r.inline.is_empty());
         assert!(r.render_body().contains("`a.py:2`"));
+    }
+}
+
+#[cfg(test)]
+mod placement_tests {
+    use super::*;
+    use crate::diff::{FileStatus, parse_file_patch};
+
+    fn f(line: u32, category: Category, severity: Severity, title: &str) -> Finding {
+        Finding {
+            file: "a.py".into(),
+            line,
+            start_line: None,
+            category,
+            severity,
+            confidence: 0.8,
+            title: title.into(),
+            explanation: "why".into(),
+            suggestion: None,
+            rule: None,
+            agent: AgentRole::Tests,
+            evidence: vec![],
+            agreed_by: vec![],
+        }
+    }
+
+    fn diff() -> FileDiff {
+        parse_file_patch(
+            "a.py",
+            None,
+            FileStatus::Modified,
+            "@@ -1,2 +1,6 @@\n a\n+b\n+c\n+d\n+e\n f\n",
+        )
+        .0
+    }
+
+    /// A bug, two untested-change notes, a nitpick, and a minor bug.
+    fn kept() -> Vec<Finding> {
+        vec![
+            f(2, Category::Bug, Severity::Major, "Off by one"),
+            f(
+                3,
+                Category::Testing,
+                Severity::Minor,
+                "Behaviour changed without a test change",
+            ),
+            f(
+                5,
+                Category::Testing,
+                Severity::Minor,
+                "Behaviour changed without a test change",
+            ),
+            f(4, Category::Style, Severity::Nitpick, "Name could be clearer"),
+            f(4, Category::Bug, Severity::Minor, "Edge case"),
+        ]
+    }
+
+    fn review(p: Placement) -> Review {
+        Review {
+            job_id: "j".into(),
+            verdict: Verdict::RequestChanges,
+            summary: "s".into(),
+            inline: p.inline,
+            body_comments: p.body_comments,
+            agents: vec![],
+            rejected: vec![],
+            kept: vec![],
+            not_reviewed: vec![],
+            notices: vec![],
+            notes: p.notes,
+        }
+    }
+
+    fn inline_titles(p: &Placement) -> Vec<String> {
+        p.inline
+            .iter()
+            .map(|c| c.body.split("**").nth(1).unwrap_or_default().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn by_default_testing_notes_and_nitpicks_are_one_line_in_the_body() {
+        let p = build_review(&kept(), &[diff()], &[], &InlinePolicy::default());
+        assert_eq!(inline_titles(&p), vec!["Off by one", "Edge case"]);
+        assert_eq!(p.notes.iter().map(|n| n.line).collect::<Vec<_>>(), vec![3, 5, 4]);
+        let r = review(p);
+        assert!(r.has_comments());
+        assert_eq!(r.fingerprints().len(), 5);
+        let body = r.render_body();
+        let line = body
+            .lines()
+            .find(|l| l.starts_with("**Also noted (3):**"))
+            .unwrap_or_else(|| panic!("no grouped line in:\n{body}"));
+        assert!(
+            line.contains("Behaviour changed without a test change (testing, minor): `a.py:3`, `a.py:5`; Name could be clearer (style, nitpick): `a.py:4`"),
+            "{line}"
+        );
+        assert_eq!(
+            line.matches("<!-- quorum:fp:").count(),
+            3,
+            "a re-review does not repeat them"
+        );
+        let fps = parse_fingerprints(&body);
+        let again = build_review(&kept(), &[diff()], &fps, &InlinePolicy::default());
+        assert!(again.notes.is_empty());
+        let term = r.render_terminal();
+        assert!(
+            term.contains("`a.py:5`; Name could be clearer (style, nitpick): `a.py:4`\n"),
+            "{term}"
+        );
+        assert!(!term.contains("<!--"));
+    }
+
+    #[test]
+    fn inline_posts_every_finding_as_before() {
+        let policy = InlinePolicy {
+            low_severity: LowSeverity::Inline,
+            ..InlinePolicy::default()
+        };
+        let p = build_review(&kept(), &[diff()], &[], &policy);
+        assert_eq!(p.inline.len(), 5);
+        assert!(p.notes.is_empty());
+        assert!(!review(p).render_body().contains("Also noted"));
+    }
+
+    #[test]
+    fn off_drops_the_notes() {
+        let policy = InlinePolicy {
+            low_severity: LowSeverity::Off,
+            ..InlinePolicy::default()
+        };
+        let p = build_review(&kept(), &[diff()], &[], &policy);
+        assert_eq!(inline_titles(&p), vec!["Off by one", "Edge case"]);
+        assert!(p.notes.is_empty() && p.body_comments.is_empty());
+        let r = review(p);
+        assert!(!r.render_body().contains("Also noted"));
+        assert_eq!(r.fingerprints().len(), 2);
+    }
+
+    #[test]
+    fn the_severity_floor_moves_everything_under_it() {
+        let major = InlinePolicy {
+            min_severity: Severity::Major,
+            ..InlinePolicy::default()
+        };
+        let p = build_review(&kept(), &[diff()], &[], &major);
+        assert_eq!(inline_titles(&p), vec!["Off by one"]);
+        assert_eq!(p.notes.len(), 4);
+        assert!(review(p).render_body().contains("**Also noted (4):**"));
+        // A floor at nitpick keeps nitpicks inline; testing notes stay notes.
+        let nitpick = InlinePolicy {
+            min_severity: Severity::Nitpick,
+            ..InlinePolicy::default()
+        };
+        let p = build_review(&kept(), &[diff()], &[], &nitpick);
+        assert_eq!(
+            inline_titles(&p),
+            vec!["Off by one", "Name could be clearer", "Edge case"]
+        );
+        assert_eq!(p.notes.len(), 2);
+        // A testing finding that matters is not a note.
+        let serious = [f(2, Category::Testing, Severity::Major, "Test deleted")];
+        let p = build_review(&serious, &[diff()], &[], &InlinePolicy::default());
+        assert_eq!(p.inline.len(), 1);
+    }
+
+    #[test]
+    fn a_note_outside_the_diff_is_grouped_too() {
+        let mut out = f(
+            40,
+            Category::Testing,
+            Severity::Minor,
+            "Behaviour changed without a test change",
+        );
+        out.file = "b.py".into();
+        let p = build_review(&[out], &[diff()], &[], &InlinePolicy::default());
+        assert!(p.body_comments.is_empty());
+        assert_eq!(p.notes[0].path, "b.py");
     }
 }
 
@@ -461,7 +790,9 @@ mod render_tests {
             f("shop/pricing.py", 12, "Rounding changed", &[AgentRole::Static]),
             f("shop/checkout.py", 69, "Caller not updated", &[AgentRole::Reviewer]),
         ];
-        let (inline, body_comments) = build_review(&kept, &[diff], &[]);
+        let Placement {
+            inline, body_comments, ..
+        } = build_review(&kept, &[diff], &[], &InlinePolicy::default());
         let review = Review {
             job_id: "j".into(),
             verdict: Verdict::from_findings(&kept),
@@ -479,6 +810,7 @@ mod render_tests {
                 "patch of 900 KiB is over the per-file limit of 128 KiB".into(),
             )],
             notices: vec![".quorum.yml is invalid, so the server's defaults were used: review.mode".into()],
+            notes: vec![],
         };
         let md = review.render_markdown();
         assert!(md.contains("<!-- quorum:fp:"), "the SCM gets the markers");

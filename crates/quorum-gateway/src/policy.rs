@@ -18,14 +18,20 @@
 //!   agents: [static, reviewer, security, tests]
 //!   publish: direct       # direct | draft
 //!   context: graph_rag    # diff_only | full_files | graph_rag
+//!   inline_min_severity: minor   # nitpick | minor | major | critical
+//!   low_severity: grouped # grouped | inline | off
 //! ```
+//!
+//! Low-severity notes are findings under `inline_min_severity` and `testing`
+//! findings at minor or below; by default they are one "Also noted" line in
+//! the review body rather than inline comments (`quorum_core::review`).
 //!
 //! The `conventions:` section of the same file belongs to the engine.
 //! An invalid file never stops a review: the server's defaults apply and
 //! the review says what is wrong with the file.
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
-use quorum_core::{AgentRole, ContextMode, FileChange, JobPolicy, PublishMode};
+use quorum_core::{AgentRole, ContextMode, FileChange, JobPolicy, LowSeverity, PublishMode, Severity};
 use serde::Deserialize;
 
 /// Where the file lives.
@@ -69,6 +75,8 @@ struct ReviewSection {
     agents: Option<Vec<AgentRole>>,
     publish: Option<PublishMode>,
     context: Option<ContextMode>,
+    inline_min_severity: Option<Severity>,
+    low_severity: Option<LowSeverity>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -218,6 +226,12 @@ impl Policy {
         if let Some(c) = r.context {
             p.job.context_mode = c;
         }
+        if let Some(s) = r.inline_min_severity {
+            p.job.inline.min_severity = s;
+        }
+        if let Some(l) = r.low_severity {
+            p.job.inline.low_severity = l;
+        }
         Ok(p)
     }
 
@@ -316,6 +330,8 @@ review:
   agents: [security, static, security]
   publish: draft
   context: full_files
+  inline_min_severity: major
+  low_severity: off
 conventions:
   - id: x
     message: y
@@ -327,6 +343,8 @@ conventions:
         assert_eq!(p.job.agents, vec![AgentRole::Static, AgentRole::Security]);
         assert_eq!(p.job.publish_mode, PublishMode::Draft);
         assert_eq!(p.job.context_mode, ContextMode::FullFiles);
+        assert_eq!(p.job.inline.min_severity, Severity::Major);
+        assert_eq!(p.job.inline.low_severity, LowSeverity::Off);
 
         let mut files = vec![file("shop/a.py", 2), file("shop/vendor/b.py", 2), file("README.md", 1)];
         p.select_files(&mut files).unwrap();
@@ -387,6 +405,15 @@ conventions:
             ("review:\n  agents: []\n", "no agent"),
             ("review:\n  agents: [linter]\n", "linter"),
             ("review:\n  max_files: 0\n", "at least 1"),
+            (
+                "review:\n  low_severity: hidden\n",
+                "review.low_severity: unknown variant `hidden`",
+            ),
+            (
+                "review:\n  inline_min_severity: low\n",
+                "review.inline_min_severity: unknown variant `low`",
+            ),
+            ("review:\n  low_severity: [off]\n", "review.low_severity"),
             ("review: [\n", ".quorum.yml is invalid"),
         ] {
             let (p, err) = Policy::from_file(&server(), Some(yaml));
@@ -397,6 +424,12 @@ conventions:
         }
         let (p, err) = Policy::from_file(&server(), None);
         assert!(err.is_none() && p.mode == Mode::Auto);
+        assert_eq!(
+            p.job.inline.low_severity,
+            LowSeverity::Grouped,
+            "notes are grouped by default"
+        );
+        assert_eq!(p.job.inline.min_severity, Severity::Minor);
         assert!(Policy::from_file(&server(), Some("")).1.is_none());
         assert!(Policy::from_file(&server(), Some("conventions: []\n")).1.is_none());
     }

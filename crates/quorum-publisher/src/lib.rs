@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use quorum_core::review::build_review;
+use quorum_core::review::{Placement, build_review};
 use quorum_core::{PublishMode, Review, RunState};
 use quorum_events::{CompletedReview, ConsumerGroup, DraftDecided};
 use quorum_runtime::{
@@ -66,7 +66,11 @@ impl Publisher {
             .await
             .map_err(HandlerError::retryable)?;
         let diffs = completed.request.diffs();
-        let (inline, body_comments) = build_review(&completed.kept(), &diffs, &posted);
+        let Placement {
+            inline,
+            body_comments,
+            notes,
+        } = build_review(&completed.kept(), &diffs, &posted, &completed.request.policy.inline);
         Ok(Review {
             job_id: completed.request.job_id.clone(),
             verdict: completed.verdict,
@@ -88,6 +92,7 @@ impl Publisher {
                 .filter_map(|f| f.omitted.as_ref().map(|why| (f.path.clone(), why.clone())))
                 .collect(),
             notices: completed.request.policy.warnings.clone(),
+            notes,
         })
     }
 

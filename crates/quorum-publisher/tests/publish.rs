@@ -355,3 +355,93 @@ async fn draft_decisions_on_the_bus_are_applied_by_the_publisher() {
     stop.cancel();
     handle.wait().await.unwrap();
 }
+
+/// A `testing` note at minor severity: what the tests agent says on nearly every PR.
+fn untested(line: u32) -> Finding {
+    Finding {
+        category: Category::Testing,
+        severity: Severity::Minor,
+        title: "Behaviour changed without a test change".into(),
+        rule: Some("untested-change".into()),
+        agent: AgentRole::Tests,
+        ..finding(line)
+    }
+}
+
+fn with_untested_note(job: &str) -> CompletedReview {
+    let mut c = completed(job, &[4], PublishMode::Direct);
+    c.judged.push(JudgedFinding {
+        finding: untested(2),
+        keep: true,
+        reason: "ok".into(),
+    });
+    c
+}
+
+#[tokio::test]
+async fn low_severity_notes_go_in_the_body_by_default_and_as_the_policy_says() {
+    let sink = Arc::new(ScriptedSink::default());
+    let (p, _) = setup(sink.clone(), "j").await;
+    p.publish(&with_untested_note("j")).await.unwrap();
+    let r = sink.posted.lock().unwrap()[0].clone();
+    assert_eq!(
+        r.inline.iter().map(|c| c.line).collect::<Vec<_>>(),
+        vec![4],
+        "only the bug inline"
+    );
+    assert_eq!(r.notes.iter().map(|n| n.line).collect::<Vec<_>>(), vec![2]);
+    assert!(
+        r.render_body()
+            .contains("**Also noted (1):** Behaviour changed without a test change (testing, minor): `a.py:2`"),
+        "{}",
+        r.render_body()
+    );
+
+    // `.quorum.yml` `low_severity: inline`, carried on the request.
+    let mut inline = with_untested_note("k");
+    inline.request.policy.inline.low_severity = quorum_core::LowSeverity::Inline;
+    let (p, _) = setup(sink.clone(), "k").await;
+    p.publish(&inline).await.unwrap();
+    let r = sink.posted.lock().unwrap()[1].clone();
+    assert_eq!(r.inline.iter().map(|c| c.line).collect::<Vec<_>>(), vec![4, 2]);
+    assert!(r.notes.is_empty());
+
+    // `low_severity: off`.
+    let mut off = with_untested_note("l");
+    off.request.policy.inline.low_severity = quorum_core::LowSeverity::Off;
+    let (p, _) = setup(sink.clone(), "l").await;
+    p.publish(&off).await.unwrap();
+    let r = sink.posted.lock().unwrap()[2].clone();
+    assert_eq!(r.inline.iter().map(|c| c.line).collect::<Vec<_>>(), vec![4]);
+    assert!(r.notes.is_empty() && !r.render_body().contains("Also noted"));
+}
+
+#[tokio::test]
+async fn a_grouped_note_is_not_repeated_after_a_push() {
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    let sink = Arc::new(LocalSink::new(store.clone(), false));
+    let p = Publisher::new(store.clone(), sink, Metrics::new());
+    for job in ["push-1", "push-2"] {
+        store.put_job(&sample_job(job, 1)).await.unwrap();
+        p.publish(&with_untested_note(job)).await.unwrap();
+    }
+    let first: Review = serde_json::from_str(&store.get_review("push-1").await.unwrap().unwrap()).unwrap();
+    assert_eq!(first.notes.len(), 1);
+    let second: Review = serde_json::from_str(&store.get_review("push-2").await.unwrap().unwrap()).unwrap();
+    assert!(second.notes.is_empty() && second.inline.is_empty(), "{second:#?}");
+}
+
+/// A `review.completed` written before the policy carried `inline` still
+/// decodes, and gets the default (notes grouped).
+#[test]
+fn a_completed_review_without_the_inline_policy_decodes() {
+    use quorum_events::Payload;
+    let mut v = serde_json::to_value(with_untested_note("old")).unwrap();
+    v["request"]["policy"]
+        .as_object_mut()
+        .unwrap()
+        .remove("inline")
+        .unwrap();
+    let c = CompletedReview::decode(&serde_json::to_vec(&v).unwrap()).unwrap();
+    assert_eq!(c.request.policy.inline, quorum_core::InlinePolicy::default());
+}

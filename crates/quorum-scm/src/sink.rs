@@ -89,12 +89,7 @@ impl ReviewSink for LocalSink {
 
     /// The review JSON itself is stored by the publisher, for every sink.
     async fn post(&self, request: &ReviewRequest, review: &Review) -> Result<Posted, SinkError> {
-        let fps: Vec<String> = review
-            .inline
-            .iter()
-            .map(|c| c.fingerprint.clone())
-            .chain(review.body_comments.iter().map(|c| c.fingerprint.clone()))
-            .collect();
+        let fps = review.fingerprints();
         self.store
             .add_fingerprints(&pr_key(request), &fps)
             .await

@@ -84,6 +84,7 @@ fn review(inline: Vec<InlineComment>) -> Review {
         kept: vec![],
         not_reviewed: vec![],
         notices: vec![],
+        notes: vec![],
     }
 }
 

@@ -221,7 +221,7 @@ impl ReviewSink for GitHub {
         let repo = &request.repo.full_name;
         let n = request.number;
         let pr_url = format!("{repo}#{n}");
-        if review.inline.is_empty() && review.body_comments.is_empty() {
+        if !review.has_comments() {
             let earlier = self
                 .bodies(repo, &format!("/repos/{repo}/pulls/{n}/reviews"))
                 .await

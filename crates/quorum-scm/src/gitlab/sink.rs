@@ -229,7 +229,7 @@ impl ReviewSink for GitLab {
 
     async fn post(&self, request: &ReviewRequest, review: &Review) -> Result<Posted, SinkError> {
         let mr = format!("{}!{}", request.repo.full_name, request.number);
-        if review.inline.is_empty() && review.body_comments.is_empty() {
+        if !review.has_comments() {
             let earlier = self.note_bodies(request).await.map_err(sink_error)?;
             if earlier.iter().any(|b| b.contains(REVIEW_MARKER)) {
                 return Ok(Posted {
