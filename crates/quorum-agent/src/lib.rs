@@ -318,26 +318,27 @@ pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
         llm: quorum_llm::LlmArgs,
     }
     let args = Args::parse();
-    quorum_runtime::telemetry::init_logging(!args.common.text_logs);
+    // Checked before anything connects (it logs nothing).
     let llm = args.llm.config()?;
-    let ctx = ServiceContext::from_args(&args.common)?;
-    let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
-    let trees = Arc::new(args.repos.trees()?);
-    let index = Arc::new(quorum_context::GraphIndex::new(store, trees));
-    let shutdown = quorum_runtime::shutdown::on_signal();
-    let handle = start(
-        AgentConfig {
+    quorum_runtime::serve(&args.common, |boot| async move {
+        let trees = Arc::new(args.repos.trees()?);
+        let index = Arc::new(quorum_context::GraphIndex::new(boot.store, trees));
+        let config = AgentConfig {
             role,
             http_addr: args.common.http_addr,
             llm,
-        },
-        &ctx,
-        Some(Arc::new(ContextBuilder::new(index))),
-        shutdown,
-    )
-    .await?;
-    handle.wait().await?;
-    Ok(())
+        };
+        anyhow::Ok(
+            start(
+                config,
+                &boot.ctx,
+                Some(Arc::new(ContextBuilder::new(index))),
+                boot.shutdown,
+            )
+            .await?,
+        )
+    })
+    .await
 }
 
 #[cfg(test)]

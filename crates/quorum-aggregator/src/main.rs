@@ -16,14 +16,10 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    quorum_runtime::telemetry::init_logging(!args.common.text_logs);
-    let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
-    let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
     let mut config = AggregatorConfig::new(args.common.http_addr);
     config.deadline = std::time::Duration::from_secs(args.deadline_secs);
-    start(config, &ctx, store, quorum_runtime::shutdown::on_signal())
-        .await?
-        .wait()
-        .await?;
-    Ok(())
+    quorum_runtime::serve(&args.common, |boot| async move {
+        start(config, &boot.ctx, boot.store, boot.shutdown).await
+    })
+    .await
 }

@@ -36,29 +36,25 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    quorum_runtime::telemetry::init_logging(!args.common.text_logs);
-    let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
-    let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
-    let trees = args.repos.trees()?;
-    let mut config = GatewayConfig::new(args.common.http_addr, args.webhook_secret.into_bytes());
-    config.gitlab_webhook_token = args
-        .gitlab_webhook_token
-        .filter(|t| !t.trim().is_empty())
-        .map(|t| t.trim().as_bytes().to_vec());
-    let source: Arc<dyn quorum_scm::ChangeSource> = match trees.api.clone() {
-        Some(api) => {
-            config.policy_source = Some(api.trees());
-            config.scm = Some(api.provider());
-            api.source()
-        }
-        None => Arc::new(trees.local),
-    };
-    config.policy.publish_mode = args.publish_mode;
-    config.operator_token = args.operator_token;
-    config.max_backlog = (args.max_backlog > 0).then_some(args.max_backlog);
-    start(config, &ctx, store, source, quorum_runtime::shutdown::on_signal())
-        .await?
-        .wait()
-        .await?;
-    Ok(())
+    quorum_runtime::serve(&args.common, |boot| async move {
+        let trees = args.repos.trees()?;
+        let mut config = GatewayConfig::new(args.common.http_addr, args.webhook_secret.into_bytes());
+        config.gitlab_webhook_token = args
+            .gitlab_webhook_token
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| t.trim().as_bytes().to_vec());
+        let source: Arc<dyn quorum_scm::ChangeSource> = match trees.api.clone() {
+            Some(api) => {
+                config.policy_source = Some(api.trees());
+                config.scm = Some(api.provider());
+                api.source()
+            }
+            None => Arc::new(trees.local),
+        };
+        config.policy.publish_mode = args.publish_mode;
+        config.operator_token = args.operator_token;
+        config.max_backlog = (args.max_backlog > 0).then_some(args.max_backlog);
+        anyhow::Ok(start(config, &boot.ctx, boot.store, source, boot.shutdown).await?)
+    })
+    .await
 }

@@ -16,20 +16,10 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    quorum_runtime::telemetry::init_logging(!args.common.text_logs);
-    let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
-    let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
-    let trees = Arc::new(args.repos.trees()?);
-    let index = Arc::new(quorum_context::GraphIndex::new(store.clone(), trees));
-    quorum_indexer::start(
-        args.common.http_addr,
-        &ctx,
-        store,
-        index,
-        quorum_runtime::shutdown::on_signal(),
-    )
-    .await?
-    .wait()
-    .await?;
-    Ok(())
+    quorum_runtime::serve(&args.common, |boot| async move {
+        let trees = Arc::new(args.repos.trees()?);
+        let index = Arc::new(quorum_context::GraphIndex::new(boot.store.clone(), trees));
+        anyhow::Ok(quorum_indexer::start(args.common.http_addr, &boot.ctx, boot.store, index, boot.shutdown).await?)
+    })
+    .await
 }

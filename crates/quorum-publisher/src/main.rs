@@ -20,22 +20,12 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    quorum_runtime::telemetry::init_logging(!args.common.text_logs);
-    let ctx = quorum_runtime::ServiceContext::from_args(&args.common)?;
-    let store = quorum_store::connect(args.common.redis_url.as_deref(), &args.common.redis_prefix).await?;
-    let sink: Arc<dyn quorum_scm::ReviewSink> = match args.scm.api()? {
-        Some(api) => api.sink(),
-        None => Arc::new(quorum_scm::LocalSink::new(store.clone(), args.print)),
-    };
-    quorum_publisher::start(
-        args.common.http_addr,
-        &ctx,
-        store,
-        sink,
-        quorum_runtime::shutdown::on_signal(),
-    )
-    .await?
-    .wait()
-    .await?;
-    Ok(())
+    quorum_runtime::serve(&args.common, |boot| async move {
+        let sink: Arc<dyn quorum_scm::ReviewSink> = match args.scm.api()? {
+            Some(api) => api.sink(),
+            None => Arc::new(quorum_scm::LocalSink::new(boot.store.clone(), args.print)),
+        };
+        anyhow::Ok(quorum_publisher::start(args.common.http_addr, &boot.ctx, boot.store, sink, boot.shutdown).await?)
+    })
+    .await
 }

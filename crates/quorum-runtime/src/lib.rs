@@ -25,7 +25,9 @@ pub use config::BusConfig;
 pub use error::{HandlerError, RuntimeError};
 pub use metrics::Metrics;
 pub use producer::{BusProducer, OutMessage};
-pub use service::{CommonArgs, ServiceContext, ServiceHandle, start_worker_service, start_workers_service};
+pub use service::{
+    Boot, CommonArgs, ServiceContext, ServiceHandle, serve, start_worker_service, start_workers_service,
+};
 pub use tokio_util::sync::CancellationToken;
 pub use worker::{Delivery, Handler, Worker, WorkerSpec, default_in_flight};
 

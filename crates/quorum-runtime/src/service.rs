@@ -147,6 +147,50 @@ impl ServiceHandle {
     }
 }
 
+/// What a service binary's `start` gets from [`serve`].
+pub struct Boot {
+    /// The bus: the configured cluster, or an embedded broker.
+    pub ctx: ServiceContext,
+    /// Redis at `REDIS_URL`, or in memory.
+    pub store: Arc<dyn quorum_store::StateStore>,
+    /// Cancelled on SIGTERM or Ctrl-C.
+    pub shutdown: CancellationToken,
+}
+
+/// A service binary's life after its flags are parsed: logs (JSON lines
+/// unless `--text-logs`), the bus context, the state store and the signal
+/// handler, in that order; then `start` (which builds the service from
+/// [`Boot`]) and waiting until the service stops. The first error ends the
+/// process with that error.
+///
+/// ```ignore
+/// quorum_runtime::serve(&args.common, |boot| async move {
+///     start(config, &boot.ctx, boot.store, boot.shutdown).await
+/// })
+/// .await
+/// ```
+pub async fn serve<F, Fut, E>(common: &CommonArgs, start: F) -> anyhow::Result<()>
+where
+    F: FnOnce(Boot) -> Fut,
+    Fut: Future<Output = Result<ServiceHandle, E>>,
+    E: Into<anyhow::Error>,
+{
+    crate::telemetry::init_logging(!common.text_logs);
+    let ctx = ServiceContext::from_args(common)?;
+    let store = quorum_store::connect(common.redis_url.as_deref(), &common.redis_prefix).await?;
+    let boot = Boot {
+        // The service borrows its copy; this one keeps an embedded broker
+        // alive until the service has stopped.
+        ctx: ctx.clone(),
+        store,
+        shutdown: crate::shutdown::on_signal(),
+    };
+    let handle = start(boot).await.map_err(Into::into)?;
+    handle.wait().await?;
+    drop(ctx);
+    Ok(())
+}
+
 /// Starts a worker service: one consumer plus `/healthz` and `/metrics`.
 pub async fn start_worker_service(
     ctx: &ServiceContext,
