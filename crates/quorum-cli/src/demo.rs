@@ -94,7 +94,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<Review> {
         "▸ review published {} ms after the webhook was accepted\n",
         latency.as_millis()
     );
-    println!("{}", review.render_terminal());
+    println!("{}", crate::terminal::render(&review));
     fleet.stop().await?;
     Ok(review)
 }

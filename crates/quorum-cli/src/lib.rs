@@ -11,4 +11,5 @@ pub mod fleet;
 pub mod graph_cmd;
 pub mod prices;
 pub mod review;
+pub mod terminal;
 pub mod webhook;

@@ -90,7 +90,7 @@ pub async fn run(args: ReviewArgs) -> anyhow::Result<Review> {
         .await
         .context("submitting the change")?;
     let review = wait_for_review(store.as_ref(), &submitted.job_id, timeout).await?;
-    println!("{}", review.render_terminal());
+    println!("{}", crate::terminal::render(&review));
     fleet.stop().await?;
     Ok(review)
 }

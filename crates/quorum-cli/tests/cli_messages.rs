@@ -44,6 +44,37 @@ fn the_demo_prints_no_fingerprint_markers() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("SQL built by string interpolation"), "{text}");
     assert!(!text.contains("<!--"), "{text}");
+    assert!(!text.contains('\x1b'), "piped, so no colour: {text:?}");
+}
+
+/// Colour is for terminals: forced with `CLICOLOR_FORCE` (what a terminal
+/// gets), and `NO_COLOR` turns it off even then.
+#[test]
+fn the_review_is_coloured_unless_no_color_says_otherwise() {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../storefront-fixture");
+    let demo = |env: &[(&str, &str)]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_quorum"));
+        cmd.args(["demo", "--fixture", fixture, "--case", "01-sql-fstring-email-lookup"])
+            .env_remove("REDIS_URL")
+            .env_remove("KAFKA_BROKERS")
+            .env_remove("NO_COLOR")
+            .envs(env.iter().copied());
+        let out = cmd.output().expect("run quorum");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let coloured = demo(&[("CLICOLOR_FORCE", "1")]);
+    assert!(
+        coloured.contains("\x1b[1;31m## Quorum review — request_changes\x1b[0m"),
+        "{coloured:?}"
+    );
+    assert!(
+        coloured.contains("**SQL built by string interpolation**\x1b[0m"),
+        "{coloured:?}"
+    );
+    let plain = demo(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]);
+    assert!(plain.contains("SQL built by string interpolation"), "{plain}");
+    assert!(!plain.contains('\x1b'), "NO_COLOR: {plain:?}");
 }
 
 /// `quorum up` with a bad SCM setup stops at once and says why, before any
