@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo test test-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-index clean-cache
+.PHONY: run demo test test-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index clean-cache
 
 run: deps build
 	$(BIN)/quorum demo --fixture storefront-fixture --case $(CASE)
@@ -115,6 +115,12 @@ bench: deps build
 bench-burst: deps-test
 	cargo build --release --workspace --bins
 	BURST_OUT=$${BURST_OUT:-$(CURDIR)/docs/bench-burst.json} cargo bench -p quorum-cli --bench burst
+
+# Signed webhook deliveries/s through the gateway alone (real redis-server for
+# the dedupe, embedded broker; release build): new PRs, then redeliveries.
+# Writes docs/bench-gateway.json.
+bench-gateway: deps-test
+	GATEWAY_OUT=$${GATEWAY_OUT:-$(CURDIR)/docs/bench-gateway.json} cargo bench -p quorum-cli --bench gateway
 
 # The code-graph benchmark on a pip-fetched sdist, in a release build.
 bench-index: deps
