@@ -48,6 +48,12 @@ pub struct BenchIndexReport {
     pub full_build_lines_per_s: f64,
     /// Full build time over parse-only time.
     pub build_over_parse: f64,
+    /// Threads the full build parsed files on.
+    pub threads: usize,
+    /// The full build with files parsed on one thread.
+    pub full_build_one_thread_ms: f64,
+    /// One-thread build time over the parallel build's.
+    pub parallel_speedup: f64,
     pub incremental_ms: f64,
     pub incremental_parsed_files: usize,
     pub impact_queries: usize,
@@ -90,7 +96,12 @@ fn fetch_sdist(package: &str, version: &str, into: &Path) -> anyhow::Result<Path
         .status()?
         .success();
     anyhow::ensure!(ok, "cannot unpack {}", archive.display());
-    Ok(into.join(format!("{package}-{version}")))
+    // The sdist's directory is named as the project spells itself
+    // (`Django-5.2` for `django`): the one directory the archive unpacked.
+    std::fs::read_dir(into)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.is_dir())
+        .with_context(|| format!("{} unpacked no directory", archive.display()))
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -181,6 +192,18 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
             .collect(),
     );
     let graph = graph.expect("repeat >= 1");
+    // (b') the same build with files parsed on one thread: what parallel
+    // parsing gains, as a ratio from the same run.
+    let threads = quorum_graph::default_threads();
+    let one_thread_ms = median(
+        (0..args.repeat)
+            .map(|_| {
+                let t = Instant::now();
+                std::hint::black_box(quorum_graph::build_parallel(tree.clone(), None, 1, &mut |_, _| {}));
+                t.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect(),
+    );
     // (c) one file edited: only it is parsed again.
     let mut edited = tree.clone();
     let i = edited.len() / 2;
@@ -222,6 +245,9 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
         full_build_ms: build_ms,
         full_build_lines_per_s: lines as f64 / (build_ms / 1000.0),
         build_over_parse: build_ms / parse_ms,
+        threads,
+        full_build_one_thread_ms: one_thread_ms,
+        parallel_speedup: one_thread_ms / build_ms,
         incremental_ms,
         incremental_parsed_files: parsed,
         impact_queries: times.len(),
