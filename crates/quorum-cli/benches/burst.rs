@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use quorum_cli::bench::percentile;
 use quorum_cli::webhook::{open_pull_request, pull_request_payload};
 use quorum_core::RunState;
 use quorum_eval::{build_case_repo, case::load_case};
@@ -101,11 +102,6 @@ fn anchor_line(fixture: &Path) -> anyhow::Result<(String, u32)> {
     }
     let at = text.find(&exp.anchor).context("anchor in the edited file")?;
     Ok((exp.file.clone(), text[..at].matches('\n').count() as u32 + 1))
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
 }
 
 /// `quorum_worker_in_flight` per service label in a `/metrics` text.

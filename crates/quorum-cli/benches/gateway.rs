@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use quorum_cli::bench::percentile;
 use quorum_cli::webhook::{deliver, pull_request_payload};
 use quorum_eval::{build_case_repo, case::load_case};
 use quorum_gateway::GatewayConfig;
@@ -72,11 +73,6 @@ async fn phase(
     let wall = start.elapsed();
     latencies.sort_by(|a, b| a.total_cmp(b));
     Ok((wall, latencies, statuses))
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
 }
 
 fn summary(name: &str, (wall, lat, statuses): &(Duration, Vec<f64>, Vec<u16>)) -> serde_json::Value {

@@ -44,7 +44,9 @@ pub struct BenchReport {
     pub mean_ms: f64,
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+/// The `p` quantile (0..=1) of sorted figures, nearest rank; every
+/// benchmark of the CLI reports with it.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[idx.min(sorted.len() - 1)]
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use crate::bench::percentile;
 use anyhow::Context;
 use quorum_core::{DiffLine, FileDiff, FileStatus, Hunk, LineKind};
 use quorum_graph::extract::parse;
@@ -107,10 +108,6 @@ fn fetch_sdist(package: &str, version: &str, into: &Path) -> anyhow::Result<Path
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     xs[xs.len() / 2]
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    sorted[(((sorted.len() - 1) as f64) * p).round() as usize]
 }
 
 fn peak_rss_mib() -> f64 {
