@@ -83,18 +83,34 @@ eval-check: build
 
 test: deps-test deps-deploy lint unit fixture-tests deploy-check eval-check heldout-check
 
-# Other codebases: seeded-bug cases (eval/heldout/<pkg>) on the released
-# source of click 8.1.7 and requests 2.32.3, fetched from PyPI once per
-# machine. Same gate as eval-check: precision 1.0, recall at least
-# eval/heldout/<pkg>.baseline.json.
+# Other codebases: seeded-bug cases (eval/heldout/<pkg>, each set's README
+# says what it holds) on the released source of packages fetched from their
+# registries once per machine by eval/heldout/fetch.sh: click 8.1.7 and
+# requests 2.32.3 (PyPI sdists), immer 10.1.1 (TypeScript) and commander
+# 12.1.0 (JavaScript) (npm tarballs), semver 1.0.23 (Rust crate, through cargo).
+# Each entry is registry:name:version:fixture-dir[:modes], the fixture dir
+# inside the package. Same gate as eval-check: precision 1.0, recall at least
+# eval/heldout/<pkg>.baseline.json. The optional last field lists context
+# modes (comma-separated) with a known engine false positive on the set,
+# described in its README: those modes run and print XFAIL without failing
+# the target, or XPASS once they hold again (then drop the field); every
+# other mode is gated as usual.
 HELDOUT_DIR := $(HOME)/.cache/quorum/heldout
-HELDOUT := click==8.1.7 requests==2.32.3
+HELDOUT := pypi:click:8.1.7:src pypi:requests:2.32.3:src \
+  npm:immer:10.1.1:src npm:commander:12.1.0:. crates:semver:1.0.23:.:graph_rag
+HELDOUT_MODES := diff_only full_files graph_rag
 heldout-check: build
 	@for spec in $(HELDOUT); do \
-	  pkg=$${spec%%==*}; ver=$${spec##*==}; src=$(HELDOUT_DIR)/$$pkg-$$ver/src; \
-	  test -d $$src || { mkdir -p $(HELDOUT_DIR) && python3 -m pip download -q --no-deps --no-binary :all: -d $(HELDOUT_DIR) $$spec && tar xzf $(HELDOUT_DIR)/$$pkg-$$ver.tar.gz -C $(HELDOUT_DIR); } || exit 1; \
-	  echo "== $$spec"; \
-	  $(BIN)/quorum eval --fixture $$src --cases eval/heldout/$$pkg --out $${TMPDIR:-/tmp}/quorum-heldout-$$pkg --baseline eval/heldout/$$pkg.baseline.json || exit 1; \
+	  set -- $$(echo $$spec | tr : ' '); kind=$$1; pkg=$$2; ver=$$3; src=$(HELDOUT_DIR)/$$pkg-$$ver/$$4; xfail=$${5:-}; \
+	  test -d $$src || sh eval/heldout/fetch.sh $$kind $$pkg $$ver $(HELDOUT_DIR) || exit 1; \
+	  echo "== $$pkg $$ver ($$kind)"; \
+	  run() { $(BIN)/quorum eval --fixture $$src --cases eval/heldout/$$pkg --modes $$1 --out $${TMPDIR:-/tmp}/quorum-heldout-$$pkg --baseline eval/heldout/$$pkg.baseline.json; }; \
+	  gated=$$(for m in $(HELDOUT_MODES); do echo ",$$xfail," | grep -q ",$$m," || printf '%s,' $$m; done); \
+	  run $${gated%,} || exit 1; \
+	  if [ -n "$$xfail" ]; then \
+	    echo "== $$pkg $$ver, $$xfail: known engine false positive (eval/heldout/$$pkg/README.md), not gated"; \
+	    if (RUST_LIB_BACKTRACE=0; export RUST_LIB_BACKTRACE; run $$xfail); then echo "XPASS $$pkg $$xfail: it holds again, drop :$$xfail from HELDOUT"; else echo "XFAIL $$pkg $$xfail"; fi; \
+	  fi; \
 	done
 
 # Findings the offline engine ships on six released Python packages, each

@@ -5,7 +5,7 @@
 # KIND is the registry, each used through its ordinary client:
 #   pypi    the sdist, with pip download
 #   npm     the published tarball, with npm pack
-#   crates  the published crate, with cargo vendor in a throwaway project
+#   crates  the published Rust crate, with cargo vendor in a throwaway project
 set -eu
 kind=$1 name=$2 ver=$3 dir=$4
 dest=$dir/$name-$ver
