@@ -1,0 +1,375 @@
+//! Dense embeddings: a real model in-process (all-MiniLM-L6-v2 as int8
+//! ONNX, run by ONNX Runtime through `ort`) by default, an
+//! OpenAI-compatible `/v1/embeddings` endpoint in production, and a
+//! hashing embedder that only tests use.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::SearchError;
+
+/// Turns texts into unit vectors of a fixed dimension.
+#[async_trait]
+pub trait Embedder: Send + Sync {
+    /// Identifies the model: an index built with another id is rebuilt.
+    fn id(&self) -> &str;
+    fn dim(&self) -> usize;
+    /// One vector per text, in order.
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SearchError>;
+}
+
+fn normalize(v: &mut [f32]) {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+}
+
+/// Hashed bag of code tokens: deterministic and instant, with no notion of
+/// meaning. For unit tests of the plumbing only; never a configured
+/// default.
+pub struct HashingEmbedder {
+    dim: usize,
+    id: String,
+}
+
+impl HashingEmbedder {
+    pub fn new(dim: usize) -> Self {
+        HashingEmbedder {
+            dim,
+            id: format!("test-hashing-{dim}"),
+        }
+    }
+}
+
+#[async_trait]
+impl Embedder for HashingEmbedder {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SearchError> {
+        use sha2::{Digest, Sha256};
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; self.dim];
+                for w in t.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 1) {
+                    let h = Sha256::digest(w.to_lowercase().as_bytes());
+                    let i = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize % self.dim;
+                    v[i] += if h[4] & 1 == 0 { 1.0 } else { -1.0 };
+                }
+                normalize(&mut v);
+                v
+            })
+            .collect())
+    }
+}
+
+/// Where the in-process model's files are: `model.onnx` and
+/// `tokenizer.json`, and ONNX Runtime's shared library.
+#[derive(Debug, Clone)]
+pub struct OnnxFiles {
+    pub model: PathBuf,
+    pub tokenizer: PathBuf,
+    pub runtime: PathBuf,
+}
+
+impl OnnxFiles {
+    /// The layout `make deps` installs under `dir` (by default
+    /// `~/.cache/quorum/models/all-MiniLM-L6-v2`).
+    pub fn in_dir(dir: &Path) -> Self {
+        OnnxFiles {
+            model: dir.join("model.onnx"),
+            tokenizer: dir.join("tokenizer.json"),
+            runtime: dir.join("libonnxruntime.so"),
+        }
+    }
+
+    /// What is missing, said so a user knows what to run.
+    pub fn check(&self) -> Result<(), SearchError> {
+        for p in [&self.model, &self.tokenizer, &self.runtime] {
+            if !p.is_file() {
+                return Err(SearchError::Config(format!(
+                    "embedding model file {} is missing (run `make deps`, or set QUORUM_EMBED_URL for an embeddings endpoint)",
+                    p.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Tokens per text the model sees; longer chunks are truncated (the
+/// sparse vector still covers all of them).
+const MAX_TOKENS: usize = 256;
+/// Texts per forward pass.
+const BATCH: usize = 16;
+
+/// ONNX Runtime allows one environment per process.
+static ORT_ENV: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
+
+/// all-MiniLM-L6-v2 (384 dimensions, mean pooling, normalised) run
+/// in-process on the CPU.
+pub struct OnnxEmbedder {
+    inner: Arc<OnnxInner>,
+}
+
+struct OnnxInner {
+    session: Mutex<ort::session::Session>,
+    tokenizer: tokenizers::Tokenizer,
+    id: String,
+    dim: usize,
+    token_types: bool,
+}
+
+impl OnnxEmbedder {
+    pub const DIM: usize = 384;
+
+    pub fn load(files: &OnnxFiles, threads: usize) -> Result<Self, SearchError> {
+        files.check()?;
+        let err = |what: &str, e: &dyn std::fmt::Display| SearchError::Config(format!("{what}: {e}"));
+        let env = ORT_ENV.get_or_init(|| {
+            ort::init_from(&files.runtime)
+                .map_err(|e| e.to_string())?
+                .with_name("quorum")
+                .build()
+                .map_err(|e| e.to_string())
+        });
+        let env = env
+            .as_ref()
+            .map_err(|e| err(&format!("loading ONNX Runtime from {}", files.runtime.display()), e))?;
+        let session = ort::session::Session::builder(env)
+            .map_err(|e| err("ONNX session", &e))?
+            .with_intra_threads(threads.max(1))
+            .map_err(|e| err("ONNX session threads", &e))?
+            .commit_from_file(&files.model)
+            .map_err(|e| err(&format!("loading {}", files.model.display()), &e))?;
+        let token_types = session.inputs().iter().any(|i| i.name() == "token_type_ids");
+        let mut tokenizer = tokenizers::Tokenizer::from_file(&files.tokenizer)
+            .map_err(|e| err(&format!("loading {}", files.tokenizer.display()), &e))?;
+        tokenizer
+            .with_truncation(Some(tokenizers::TruncationParams {
+                max_length: MAX_TOKENS,
+                ..Default::default()
+            }))
+            .map_err(|e| err("tokenizer truncation", &e))?;
+        tokenizer.with_padding(Some(tokenizers::PaddingParams::default()));
+        Ok(OnnxEmbedder {
+            inner: Arc::new(OnnxInner {
+                session: Mutex::new(session),
+                tokenizer,
+                id: "all-MiniLM-L6-v2-int8-onnx".into(),
+                dim: Self::DIM,
+                token_types,
+            }),
+        })
+    }
+}
+
+impl OnnxInner {
+    fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SearchError> {
+        let run_err = |e: &dyn std::fmt::Display| SearchError::Embed(format!("in-process model: {e}"));
+        let enc = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| run_err(&e))?;
+        let rows = enc.len();
+        let cols = enc.first().map(|e| e.len()).unwrap_or(0);
+        let flat = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Vec<i64> {
+            enc.iter().flat_map(|e| f(e).iter().map(|&x| x as i64)).collect()
+        };
+        let ids = flat(&|e| e.get_ids());
+        let mask = flat(&|e| e.get_attention_mask());
+        let types = flat(&|e| e.get_type_ids());
+        let shape = [rows, cols];
+        let tensor =
+            |v: Vec<i64>| ort::value::Tensor::from_array((shape, v.into_boxed_slice())).map_err(|e| run_err(&e));
+        let mut inputs: Vec<(String, ort::value::DynValue)> = vec![
+            ("input_ids".into(), tensor(ids)?.into_dyn()),
+            ("attention_mask".into(), tensor(mask.clone())?.into_dyn()),
+        ];
+        if self.token_types {
+            inputs.push(("token_type_ids".into(), tensor(types)?.into_dyn()));
+        }
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let out = session.run(inputs).map_err(|e| run_err(&e))?;
+        let (shape, data) = out[0].try_extract_tensor::<f32>().map_err(|e| run_err(&e))?;
+        let hidden = *shape.last().unwrap_or(&0) as usize;
+        if hidden != self.dim || shape.len() != 3 {
+            return Err(SearchError::Embed(format!(
+                "in-process model returned shape {shape:?}, expected [batch, tokens, {}]",
+                self.dim
+            )));
+        }
+        // Mean of the token vectors the attention mask keeps.
+        let mut vectors = Vec::with_capacity(rows);
+        for r in 0..rows {
+            let mut v = vec![0f32; hidden];
+            let mut n = 0f32;
+            for c in 0..cols {
+                if mask[r * cols + c] == 0 {
+                    continue;
+                }
+                n += 1.0;
+                let at = (r * cols + c) * hidden;
+                v.iter_mut().zip(&data[at..at + hidden]).for_each(|(a, b)| *a += b);
+            }
+            if n > 0.0 {
+                v.iter_mut().for_each(|x| *x /= n);
+            }
+            normalize(&mut v);
+            vectors.push(v);
+        }
+        Ok(vectors)
+    }
+}
+
+#[async_trait]
+impl Embedder for OnnxEmbedder {
+    fn id(&self) -> &str {
+        &self.inner.id
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim
+    }
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SearchError> {
+        // Inference is CPU-bound: off the async workers.
+        let mut out = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(BATCH) {
+            let batch = batch.to_vec();
+            let inner = self.inner.clone();
+            let v = tokio::task::spawn_blocking(move || inner.embed_batch(&batch))
+                .await
+                .map_err(|e| SearchError::Embed(format!("in-process model task: {e}")))??;
+            out.extend(v);
+        }
+        Ok(out)
+    }
+}
+
+/// An OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, vLLM,
+/// llama-server `--embeddings`, TEI), with the fleet's retry policy on
+/// 429 and 5xx.
+pub struct OpenAiEmbedder {
+    client: async_openai::Client<async_openai::config::OpenAIConfig>,
+    model: String,
+    dim: usize,
+    /// Whether to send `dimensions` (only models that can shorten their
+    /// vectors accept it).
+    send_dimensions: bool,
+    batch: usize,
+    id: String,
+}
+
+/// How to reach an embeddings endpoint.
+#[derive(Debug, Clone)]
+pub struct OpenAiEmbedConfig {
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+    pub dim: usize,
+    pub send_dimensions: bool,
+    pub batch: usize,
+    pub timeout: Duration,
+}
+
+impl OpenAiEmbedder {
+    pub fn new(cfg: &OpenAiEmbedConfig) -> Result<Self, SearchError> {
+        Self::with_policy(cfg, quorum_llm::retry::RetryPolicy::default())
+    }
+
+    pub fn with_policy(cfg: &OpenAiEmbedConfig, policy: quorum_llm::retry::RetryPolicy) -> Result<Self, SearchError> {
+        if cfg.model.trim().is_empty() || cfg.dim == 0 || cfg.batch == 0 {
+            return Err(SearchError::Config(
+                "embeddings endpoint: model must be named, dimension and batch size must be > 0".into(),
+            ));
+        }
+        let http = reqwest13::Client::builder()
+            .timeout(cfg.timeout)
+            .build()
+            .map_err(|e| SearchError::Config(format!("embeddings HTTP client: {e}")))?;
+        let oc = async_openai::config::OpenAIConfig::new()
+            .with_api_base(cfg.base_url.trim_end_matches('/'))
+            .with_api_key(cfg.api_key.clone().unwrap_or_default());
+        let client = async_openai::Client::with_config(oc).with_http_service(quorum_llm::retry::RetryingHttp::new(
+            http,
+            policy,
+            quorum_llm::retry::RetryLog::default(),
+        ));
+        Ok(OpenAiEmbedder {
+            client,
+            model: cfg.model.clone(),
+            dim: cfg.dim,
+            send_dimensions: cfg.send_dimensions,
+            batch: cfg.batch,
+            id: format!("openai:{}:{}", cfg.model, cfg.dim),
+        })
+    }
+}
+
+#[async_trait]
+impl Embedder for OpenAiEmbedder {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SearchError> {
+        use async_openai::types::embeddings::{CreateEmbeddingRequestArgs, EmbeddingInput};
+        let mut out = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(self.batch) {
+            // An empty input is refused by the API; a space embeds as "nothing".
+            let input: Vec<String> = batch
+                .iter()
+                .map(|t| {
+                    if t.trim().is_empty() {
+                        " ".to_string()
+                    } else {
+                        t.clone()
+                    }
+                })
+                .collect();
+            let mut req = CreateEmbeddingRequestArgs::default();
+            req.model(self.model.clone()).input(EmbeddingInput::StringArray(input));
+            if self.send_dimensions {
+                req.dimensions(self.dim as u32);
+            }
+            let req = req.build().map_err(|e| SearchError::Embed(e.to_string()))?;
+            let resp = self
+                .client
+                .embeddings()
+                .create(req)
+                .await
+                .map_err(|e| SearchError::Embed(format!("embeddings endpoint: {e}")))?;
+            let mut data = resp.data;
+            if data.len() != batch.len() {
+                return Err(SearchError::Embed(format!(
+                    "embeddings endpoint returned {} vectors for {} inputs",
+                    data.len(),
+                    batch.len()
+                )));
+            }
+            data.sort_by_key(|e| e.index);
+            for e in data {
+                if e.embedding.len() != self.dim {
+                    return Err(SearchError::Embed(format!(
+                        "embeddings endpoint returned a {}-dimensional vector; the index is configured for {}",
+                        e.embedding.len(),
+                        self.dim
+                    )));
+                }
+                let mut v = e.embedding;
+                normalize(&mut v);
+                out.push(v);
+            }
+        }
+        Ok(out)
+    }
+}

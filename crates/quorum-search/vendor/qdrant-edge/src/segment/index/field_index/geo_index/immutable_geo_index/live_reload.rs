@@ -1,0 +1,31 @@
+use crate::common::sorted_slice::SortedSlice;
+use crate::common::types::PointOffsetType;
+use crate::common::universal_io::{CachedReadFs, PreloadFuture, UniversalRead, UniversalReadFs};
+
+use super::ImmutableGeoIndex;
+use crate::segment::common::operation_error::OperationResult;
+use crate::segment::index::field_index::LiveReload;
+
+impl<S: UniversalRead> LiveReload for ImmutableGeoIndex<S> {
+    type File = S;
+
+    fn live_preload<Fs: CachedReadFs<File = S>>(
+        &self,
+        _fs: &Fs,
+    ) -> OperationResult<Vec<PreloadFuture>> {
+        Ok(Vec::new())
+    }
+
+    fn live_reload<Fs: UniversalReadFs<File = S>>(
+        &mut self,
+        _fs: &Fs,
+        deleted_points: &SortedSlice<'_, PointOffsetType>,
+        _new_points: &SortedSlice<'_, PointOffsetType>,
+    ) -> OperationResult<()> {
+        for deleted_point in deleted_points {
+            self.remove_point(*deleted_point)?;
+        }
+
+        Ok(())
+    }
+}

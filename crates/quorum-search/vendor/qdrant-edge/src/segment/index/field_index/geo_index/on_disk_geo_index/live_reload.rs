@@ -1,0 +1,34 @@
+use crate::common::sorted_slice::SortedSlice;
+use crate::common::types::PointOffsetType;
+use crate::common::universal_io::{CachedReadFs, PreloadFuture, UniversalRead, UniversalReadFs};
+
+use super::OnDiskGeoIndex;
+use crate::segment::common::operation_error::OperationResult;
+use crate::segment::index::field_index::LiveReload;
+
+impl<S: UniversalRead> LiveReload for OnDiskGeoIndex<S> {
+    type File = S;
+
+    fn live_preload<Fs: CachedReadFs<File = S>>(
+        &self,
+        _fs: &Fs,
+    ) -> OperationResult<Vec<PreloadFuture>> {
+        Ok(Vec::new())
+    }
+
+    fn live_reload<Fs: UniversalReadFs<File = S>>(
+        &mut self,
+        _fs: &Fs,
+        deleted_points: &SortedSlice<'_, PointOffsetType>,
+        _new_points: &SortedSlice<'_, PointOffsetType>,
+    ) -> OperationResult<()> {
+        // No on-disk state changes on reload: this index is immutable, so only
+        // the in-memory deletion bitvec is patched. `fs` / `new_points` are
+        // unused because nothing is appended after build.
+        for deleted_point in deleted_points {
+            self.remove_point(*deleted_point);
+        }
+
+        Ok(())
+    }
+}

@@ -1,0 +1,4 @@
+mod check_batched_tests;
+mod histogram_i64_tests;
+mod histogram_test_utils;
+mod histogram_tests;

@@ -1,0 +1,9 @@
+pub mod appendable_dense_vector_storage;
+pub mod dense_vector_storage;
+pub mod dense_vectors;
+pub mod empty_dense_vector_storage;
+pub mod graph_inline_dense_vector_storage;
+pub mod immutable_dense_vectors;
+pub mod read_only;
+pub mod update_only;
+pub mod volatile_dense_vector_storage;

@@ -1,0 +1,4 @@
+pub mod sparse_vector;
+#[cfg(feature = "testing")]
+pub mod sparse_vector_fixture;
+pub mod types;

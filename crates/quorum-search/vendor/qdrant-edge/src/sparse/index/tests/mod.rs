@@ -1,0 +1,5 @@
+mod common;
+mod hw_counter_test;
+mod indexed_vs_plain_test;
+#[cfg(test)]
+mod search_context_tests;
