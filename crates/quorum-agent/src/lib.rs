@@ -19,6 +19,7 @@ use quorum_engine::{ContextNeeds, Engine, ReviewContext, ReviewInput, offline_en
 use quorum_events::payloads::TokenUsage;
 use quorum_events::{AgentResult, ConsumerGroup, ReviewRequested, SCHEMA_VERSION};
 use quorum_llm::{LlmConfig, ModelReviewer, NotIndexed, SearchIndex, ToolBox};
+use quorum_search::HybridIndex;
 use quorum_runtime::{
     CancellationToken, Delivery, Handler, HandlerError, Metrics, OutMessage, RuntimeError, ServiceContext,
     ServiceHandle, WorkerSpec, start_worker_service,
@@ -33,6 +34,9 @@ pub struct AgentConfig {
     pub http_addr: std::net::SocketAddr,
     /// The model endpoint; `None`: the offline engine reviews.
     pub llm: Option<LlmConfig>,
+    /// The hybrid index behind `search_code` / `search_docs`; `None`: the
+    /// tools are not offered.
+    pub search: Option<Arc<HybridIndex>>,
 }
 
 /// Which engine reviews a role. [`engine_for`] is the one place that
@@ -64,7 +68,7 @@ pub struct AgentHandler {
     role: AgentRole,
     engine: RoleEngine,
     context: Option<Arc<ContextBuilder>>,
-    search: Arc<dyn SearchIndex>,
+    search: Option<Arc<HybridIndex>>,
     metrics: Metrics,
 }
 
@@ -100,8 +104,23 @@ impl AgentHandler {
             role,
             engine,
             context,
-            search: Arc::new(NotIndexed),
+            search: None,
             metrics,
+        }
+    }
+
+    /// Gives the model `search_code` / `search_docs` over `index`.
+    pub fn with_search(mut self, index: Option<Arc<HybridIndex>>) -> Self {
+        self.search = index;
+        self
+    }
+
+    /// The search tools' back-end for one repository ("not indexed" when
+    /// there is no index or the repository is not in it).
+    async fn search_for(&self, repo: &str) -> Arc<dyn SearchIndex> {
+        match &self.search {
+            Some(index) => Arc::new(quorum_search::tools::RepoSearch::new(index.clone(), repo).await),
+            None => Arc::new(NotIndexed),
         }
     }
 
@@ -123,7 +142,7 @@ impl AgentHandler {
             (Some(c), ContextMode::GraphRag) => match JobTools::for_request(c.index().clone(), req).await {
                 Ok(t) => Some(GraphTools {
                     tools: t,
-                    search: self.search.clone(),
+                    search: self.search_for(&req.repo.full_name).await,
                 }),
                 Err(e) => {
                     notes.push(format!("tools unavailable: {e}"));
@@ -295,12 +314,10 @@ pub async fn start(
         )),
         _ => None,
     };
-    let handler = Arc::new(AgentHandler::new(
-        config.role,
-        engine_for(config.role, model),
-        context,
-        ctx.metrics.clone(),
-    ));
+    let handler = Arc::new(
+        AgentHandler::new(config.role, engine_for(config.role, model), context, ctx.metrics.clone())
+            .with_search(config.search),
+    );
     start_worker_service(ctx, spec, handler, config.http_addr, shutdown).await
 }
 
@@ -316,6 +333,8 @@ pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
         repos: quorum_scm::TreeArgs,
         #[command(flatten)]
         llm: quorum_llm::LlmArgs,
+        #[command(flatten)]
+        search: quorum_search::SearchArgs,
     }
     let args = Args::parse();
     // Checked before anything connects (it logs nothing).
@@ -323,10 +342,21 @@ pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
     quorum_runtime::serve(&args.common, |boot| async move {
         let trees = Arc::new(args.repos.trees()?);
         let index = Arc::new(quorum_context::GraphIndex::new(boot.store, trees));
+        // The in-process index belongs to the indexer's process; a separate
+        // agent process searches only a shared Qdrant server.
+        let search = match (&args.search.qdrant_url, args.search.mode) {
+            (None, quorum_search::config::SearchMode::Auto) => {
+                tracing::info!("search_code / search_docs off: set QDRANT_URL to share the indexer's index");
+                None
+            }
+            _ if role == AgentRole::Static => None,
+            _ => quorum_search::open_index(&args.search).await?,
+        };
         let config = AgentConfig {
             role,
             http_addr: args.common.http_addr,
             llm,
+            search,
         };
         anyhow::Ok(
             start(

@@ -39,6 +39,9 @@ pub struct FleetOptions {
     pub scm: Option<quorum_core::Provider>,
     /// GitLab's webhook secret token; `None`: `/webhooks/gitlab` is off.
     pub gitlab_webhook_token: Option<String>,
+    /// The hybrid index the indexer fills and the model agents search;
+    /// `None`: the graph only.
+    pub search: Option<Arc<quorum_search::HybridIndex>>,
 }
 
 impl FleetOptions {
@@ -60,6 +63,7 @@ impl FleetOptions {
             policy_source: None,
             scm: None,
             gitlab_webhook_token: None,
+            search: None,
         }
     }
 }
@@ -112,6 +116,7 @@ impl Fleet {
                 role,
                 http_addr: any,
                 llm: opts.llm.clone(),
+                search: opts.search.clone(),
             };
             handles.push(quorum_agent::start(cfg, &ctx, Some(context.clone()), shutdown.clone()).await?);
         }
@@ -132,7 +137,17 @@ impl Fleet {
             .sink
             .unwrap_or_else(|| Arc::new(LocalSink::new(store.clone(), opts.print_reviews)));
         handles.push(quorum_publisher::start(any, &ctx, store.clone(), sink, shutdown.clone()).await?);
-        handles.push(quorum_indexer::start(any, &ctx, store.clone(), index.clone(), shutdown.clone()).await?);
+        handles.push(
+            quorum_indexer::start(
+                any,
+                &ctx,
+                store.clone(),
+                index.clone(),
+                opts.search.clone(),
+                shutdown.clone(),
+            )
+            .await?,
+        );
         Ok(Fleet {
             gateway: gateway_addr,
             ctx,

@@ -103,7 +103,7 @@ fn progress_bar(done: usize, total: usize) {
 }
 
 /// Reads the sources of DIR (at a commit when it is a git repository).
-async fn sources(dir: &Path, git_ref: &str) -> anyhow::Result<(Vec<(String, String)>, Option<String>)> {
+pub(crate) async fn sources(dir: &Path, git_ref: &str) -> anyhow::Result<(Vec<(String, String)>, Option<String>)> {
     if dir.join(".git").exists() {
         let git = LocalGit::open(dir)?;
         let commit = git.resolve(git_ref).await?;

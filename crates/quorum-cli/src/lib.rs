@@ -11,5 +11,6 @@ pub mod fleet;
 pub mod graph_cmd;
 pub mod prices;
 pub mod review;
+pub mod search_cmd;
 pub mod terminal;
 pub mod webhook;

@@ -55,6 +55,8 @@ enum Command {
     Index(quorum_cli::graph_cmd::IndexArgs),
     /// Print the impact report of a local git range.
     Impact(quorum_cli::graph_cmd::ImpactArgs),
+    /// Hybrid search (dense + BM25, fused by RRF) over a directory's code or docs, indexing it first.
+    Search(quorum_cli::search_cmd::SearchCmdArgs),
     /// Run the seeded-bug eval through the pipeline and score it.
     Eval(eval::EvalArgs),
     /// Publish a draft review that is waiting for approval.
@@ -180,6 +182,8 @@ struct UpArgs {
     publish_mode: quorum_core::PublishMode,
     #[command(flatten)]
     llm: quorum_llm::LlmArgs,
+    #[command(flatten)]
+    search: quorum_search::SearchArgs,
 }
 
 /// Interactive commands print their own progress; logs only for warnings.
@@ -214,6 +218,10 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Index(args) => quorum_cli::graph_cmd::index(args).await?,
         Command::Impact(args) => quorum_cli::graph_cmd::impact_cmd(args).await?,
+        Command::Search(args) => {
+            quiet_logs();
+            quorum_cli::search_cmd::run(args).await?;
+        }
         Command::Approve(args) => decide(args, quorum_events::DraftDecision::Approve).await?,
         Command::Discard(args) => decide(args, quorum_events::DraftDecision::Discard).await?,
         Command::Up(args) => {
@@ -244,6 +252,7 @@ async fn main() -> anyhow::Result<()> {
                     aggregator_deadline: Duration::from_secs(args.deadline_secs),
                     publish_mode: args.publish_mode,
                     llm,
+                    search: quorum_search::open_index(&args.search).await?,
                 },
                 shutdown.clone(),
             )

@@ -23,6 +23,9 @@ pub struct GraphOutcome {
     pub read_tree_ms: u64,
     pub build_ms: u64,
     pub blob_bytes: usize,
+    /// The files read for the build (`None` when the graph was loaded), so
+    /// the hybrid index need not read them again.
+    pub tree: Option<Arc<Vec<(String, String)>>>,
 }
 
 /// (repo, commit) → decoded graph, most recent first.
@@ -117,11 +120,12 @@ impl GraphIndex {
             None => None,
         };
         let t = Instant::now();
-        let tree = self.trees.read_tree(repo, commit).await?;
+        let tree = Arc::new(self.trees.read_tree(repo, commit).await?);
         outcome.read_tree_ms = t.elapsed().as_millis() as u64;
+        outcome.tree = Some(tree.clone());
         let t = Instant::now();
         let prev = previous.clone();
-        let (graph, stats) = tokio::task::spawn_blocking(move || build(tree, prev.as_deref()))
+        let (graph, stats) = tokio::task::spawn_blocking(move || build(tree.iter().cloned(), prev.as_deref()))
             .await
             .expect("graph build does not panic");
         outcome.build_ms = t.elapsed().as_millis() as u64;

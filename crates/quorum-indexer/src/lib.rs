@@ -3,6 +3,10 @@
 //! branch's previous graph) and stores it for every reader. Idempotent per
 //! commit: a graph already stored is not rebuilt.
 //!
+//! With a hybrid index ([`quorum_search`]), the same files are then
+//! chunked and embedded into it, incrementally: only files whose content
+//! changed since the repository's last indexed commit are re-embedded.
+//!
 //! Only repositories the indexer is configured with are read; a request
 //! names a repository, never a path, so a message cannot point the indexer
 //! at the filesystem.
@@ -16,12 +20,22 @@ use quorum_runtime::{
     CancellationToken, Delivery, Handler, HandlerError, Metrics, OutMessage, RuntimeError, ServiceContext,
     ServiceHandle, WorkerSpec, now_ms, start_worker_service,
 };
+use quorum_search::{HybridIndex, SearchError};
 use quorum_store::StateStore;
 
 struct IndexHandler {
     store: Arc<dyn StateStore>,
     index: Arc<GraphIndex>,
+    search: Option<Arc<HybridIndex>>,
     metrics: Metrics,
+}
+
+fn classify_search(e: SearchError) -> HandlerError {
+    match e {
+        SearchError::Invalid(_) => HandlerError::invalid(e),
+        SearchError::Config(_) => HandlerError::fatal(e),
+        SearchError::Embed(_) | SearchError::Store(_) => HandlerError::retryable(e),
+    }
 }
 
 /// A ref that is a full commit id rather than a branch.
@@ -55,7 +69,7 @@ impl Handler for IndexHandler {
             .map_err(|e| classify(e.into()))?;
         let branch = req.git_ref.strip_prefix("refs/heads/").unwrap_or(&req.git_ref);
         let branch = (!is_commit_id(branch)).then_some(branch);
-        let (_, outcome) = self.index.ensure(repo, &commit, branch).await.map_err(classify)?;
+        let (graph, mut outcome) = self.index.ensure(repo, &commit, branch).await.map_err(classify)?;
         let label = match (&outcome.stats, &outcome.incremental_from) {
             (None, _) => "loaded",
             (Some(_), Some(_)) => "incremental",
@@ -81,6 +95,43 @@ impl Handler for IndexHandler {
                 .observe(outcome.build_ms as f64 / 1000.0);
         }
         tracing::info!(repo, git_ref = %req.git_ref, commit = %commit, outcome = label, "indexed");
+        if let Some(search) = &self.search {
+            // Also after a crash between the graph and the search index:
+            // the graph then loads, and the index catches up here.
+            if search.indexed_commit(repo).await.map_err(classify_search)?.as_deref() != Some(commit.as_str()) {
+                let tree = match outcome.tree.take() {
+                    Some(t) => t,
+                    None => Arc::new(
+                        self.index
+                            .trees()
+                            .read_tree(repo, &commit)
+                            .await
+                            .map_err(|e| classify(e.into()))?,
+                    ),
+                };
+                let files = quorum_search::source_files(&graph, tree.as_ref().clone());
+                let stats = search
+                    .index(repo, &commit, &files, &|_, _| {})
+                    .await
+                    .map_err(classify_search)?;
+                let m = &self.metrics;
+                m.search_chunks.with_label_values(&["embedded"]).inc_by(stats.chunks as u64);
+                m.search_chunks
+                    .with_label_values(&["deleted_files"])
+                    .inc_by(stats.files_deleted as u64);
+                m.index_duration.with_label_values(&["embed"]).observe(stats.embed_secs);
+                m.index_duration.with_label_values(&["upsert"]).observe(stats.upsert_secs);
+                tracing::info!(
+                    repo,
+                    commit = %commit,
+                    files_changed = stats.files_changed,
+                    files_deleted = stats.files_deleted,
+                    chunks = stats.chunks,
+                    embed_secs = stats.embed_secs,
+                    "search index updated"
+                );
+            }
+        }
         Ok(vec![])
     }
 }
@@ -90,12 +141,17 @@ pub async fn start(
     ctx: &ServiceContext,
     store: Arc<dyn StateStore>,
     index: Arc<GraphIndex>,
+    search: Option<Arc<HybridIndex>>,
     shutdown: CancellationToken,
 ) -> Result<ServiceHandle, RuntimeError> {
     let spec = WorkerSpec::for_group(ConsumerGroup::Indexer);
+    for kind in ["embedded", "deleted_files"] {
+        ctx.metrics.search_chunks.with_label_values(&[kind]);
+    }
     let handler = Arc::new(IndexHandler {
         store,
         index,
+        search,
         metrics: ctx.metrics.clone(),
     });
     start_worker_service(ctx, spec, handler, http_addr, shutdown).await

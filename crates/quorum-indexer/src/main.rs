@@ -5,12 +5,14 @@ use std::sync::Arc;
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(about = "Consumes repo.index.requested and builds code graphs")]
+#[command(about = "Consumes repo.index.requested and builds code graphs and the hybrid search index")]
 struct Args {
     #[command(flatten)]
     common: quorum_runtime::CommonArgs,
     #[command(flatten)]
     repos: quorum_scm::TreeArgs,
+    #[command(flatten)]
+    search: quorum_search::SearchArgs,
 }
 
 #[tokio::main]
@@ -19,7 +21,10 @@ async fn main() -> anyhow::Result<()> {
     quorum_runtime::serve(&args.common, |boot| async move {
         let trees = Arc::new(args.repos.trees()?);
         let index = Arc::new(quorum_context::GraphIndex::new(boot.store.clone(), trees));
-        anyhow::Ok(quorum_indexer::start(args.common.http_addr, &boot.ctx, boot.store, index, boot.shutdown).await?)
+        let search = quorum_search::open_index(&args.search).await?;
+        anyhow::Ok(
+            quorum_indexer::start(args.common.http_addr, &boot.ctx, boot.store, index, search, boot.shutdown).await?,
+        )
     })
     .await
 }

@@ -29,8 +29,11 @@ pub struct Metrics {
     pub index_builds: IntCounterVec,
     /// `quorum_index_files_total{kind=parsed|reused}`.
     pub index_files: IntCounterVec,
-    /// `quorum_index_duration_seconds{stage=read_tree|build}`.
+    /// `quorum_index_duration_seconds{stage=read_tree|build|embed|upsert}`.
     pub index_duration: HistogramVec,
+    /// `quorum_search_chunks_total{kind=embedded|deleted_files}`: hybrid
+    /// index work (chunks embedded and upserted, files whose chunks went).
+    pub search_chunks: IntCounterVec,
     /// `quorum_llm_tokens_total{role, model, kind=prompt|cached_prompt|completion}`.
     pub llm_tokens: IntCounterVec,
     /// `quorum_llm_calls_total{role, model, outcome=ok|error}`.
@@ -128,6 +131,11 @@ impl Metrics {
             &["stage"],
         )
         .expect("valid metric");
+        let search_chunks = IntCounterVec::new(
+            Opts::new("quorum_search_chunks_total", "Hybrid index: chunks embedded, files deleted"),
+            &["kind"],
+        )
+        .expect("valid metric");
         let llm_tokens = IntCounterVec::new(
             Opts::new("quorum_llm_tokens_total", "LLM tokens by kind"),
             &["role", "model", "kind"],
@@ -171,6 +179,7 @@ impl Metrics {
             Box::new(index_builds.clone()),
             Box::new(index_files.clone()),
             Box::new(index_duration.clone()),
+            Box::new(search_chunks.clone()),
             Box::new(llm_tokens.clone()),
             Box::new(llm_calls.clone()),
             Box::new(tool_calls.clone()),
@@ -193,6 +202,7 @@ impl Metrics {
             index_builds,
             index_files,
             index_duration,
+            search_chunks,
             llm_tokens,
             llm_calls,
             tool_calls,

@@ -109,6 +109,15 @@ pub struct HybridIndex {
     pub rebuilt: Vec<Kind>,
 }
 
+impl std::fmt::Debug for HybridIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HybridIndex")
+            .field("engine", &self.engine())
+            .field("model", &self.model())
+            .finish()
+    }
+}
+
 /// What goes into both vectors: the location is part of the meaning.
 fn indexed_text(c: &Chunk) -> String {
     match &c.symbol {
