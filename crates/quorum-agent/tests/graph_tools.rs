@@ -93,4 +93,50 @@ async fn tools_answer_and_never_leave_the_repository() {
     assert!(e.starts_with("not indexed"), "{e}");
     let e = call(&tools, "find_tests", r#"{"symbol":""}"#).await.unwrap_err();
     assert!(e.contains("`symbol` is empty"), "{e}");
+
+    // Once the repository is in the hybrid index, the search tools are
+    // offered and answer with locations and lines; a bad glob is refused
+    // with the reason.
+    let search_dir = tempfile::tempdir().unwrap();
+    let search = Arc::new(
+        quorum_search::HybridIndex::open(
+            Arc::new(quorum_search::edge::EdgeStore::new(search_dir.path()).unwrap()),
+            Arc::new(quorum_search::embed::HashingEmbedder::new(32)),
+        )
+        .await
+        .unwrap(),
+    );
+    let files = vec![
+        quorum_search::SourceFile {
+            path: "lib/units.py".into(),
+            text: "def convert(v):\n    return v\n".into(),
+            language: Some("python".into()),
+            symbols: vec![],
+        },
+        quorum_search::SourceFile {
+            path: "README.md".into(),
+            text: "# units\n\n## Rounding\nAlways round half-even.\n".into(),
+            language: None,
+            symbols: vec![],
+        },
+    ];
+    search.index("acme/units", "c1", &files, &|_, _| {}).await.unwrap();
+    let tools = GraphTools {
+        tools: tools.tools,
+        search: Arc::new(quorum_search::tools::RepoSearch::new(search.clone(), "acme/units").await),
+    };
+    assert_eq!(tools.offered(), quorum_llm::tools::TOOL_NAMES);
+    let code = call(&tools, "search_code", r#"{"query":"convert","path_glob":"lib/*.py"}"#)
+        .await
+        .unwrap();
+    assert!(code.starts_with("lib/units.py:1-2"), "{code}");
+    assert!(code.contains("    1 def convert(v):"), "{code}");
+    let docs = call(&tools, "search_docs", r#"{"query":"how to round"}"#).await.unwrap();
+    assert!(docs.contains("README.md") && docs.contains("round half-even"), "{docs}");
+    let e = call(&tools, "search_code", r#"{"query":"convert","path_glob":"lib/["}"#)
+        .await
+        .unwrap_err();
+    assert!(e.contains("path_glob"), "{e}");
+    let other = quorum_search::tools::RepoSearch::new(search, "acme/other").await;
+    assert!(!quorum_llm::SearchIndex::available(&other), "a repository not indexed offers no search");
 }

@@ -32,6 +32,14 @@ async fn wait_for_graph(store: &dyn StateStore, repo: &str, commit: &str) {
     }
 }
 
+async fn wait_for_search(search: &quorum_search::HybridIndex, commit: &str) {
+    let start = Instant::now();
+    while search.indexed_commit("acme/shop").await.unwrap().as_deref() != Some(commit) {
+        assert!(start.elapsed() < Duration::from_secs(60), "search index not at {commit}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 fn metric(text: &str, line_prefix: &str) -> u64 {
     text.lines()
         .find(|l| l.starts_with(line_prefix))
@@ -61,12 +69,24 @@ async fn indexes_branches_incrementally_and_dead_letters_what_it_must_not_read()
     let repos = LocalRepos::new();
     repos.insert("acme/shop", LocalGit::open(d).unwrap());
     let index = Arc::new(GraphIndex::new(store.clone(), Arc::new(repos)));
+    // The hybrid index on the embedded engine; the hashing embedder keeps
+    // this a test of the plumbing (the search tests use the real model).
+    let search_dir = tempfile::tempdir().unwrap();
+    let search = Arc::new(
+        quorum_search::HybridIndex::open(
+            Arc::new(quorum_search::edge::EdgeStore::new(search_dir.path()).unwrap()),
+            Arc::new(quorum_search::embed::HashingEmbedder::new(32)),
+        )
+        .await
+        .unwrap(),
+    );
     let shutdown = CancellationToken::new();
     let handle = quorum_indexer::start(
         "127.0.0.1:0".parse().unwrap(),
         &ctx,
         store.clone(),
         index.clone(),
+        Some(search.clone()),
         shutdown.clone(),
     )
     .await
@@ -85,6 +105,15 @@ async fn indexes_branches_incrementally_and_dead_letters_what_it_must_not_read()
             .any(|e| e.to == quorum_graph::Target::Symbol(g.find("pkg.a.f").unwrap()))
     );
 
+    wait_for_search(&search, &first).await;
+    let embedded = |ctx: &ServiceContext| metric(&ctx.metrics.render(), "quorum_search_chunks_total{kind=\"embedded\"}");
+    assert_eq!(embedded(&ctx), 2, "one chunk per small file");
+    let hits = search
+        .search("acme/shop", "h", &quorum_search::SearchOptions::new(quorum_search::Kind::Code, 2))
+        .await
+        .unwrap();
+    assert_eq!(hits[0].path, "pkg/b.py");
+
     // A second commit touches one of the two files.
     std::fs::write(
         d.join("pkg/a.py"),
@@ -102,6 +131,8 @@ async fn indexes_branches_incrementally_and_dead_letters_what_it_must_not_read()
         store.branch_graph("acme/shop", "main").await.unwrap(),
         Some(second.clone())
     );
+    wait_for_search(&search, &second).await;
+    assert_eq!(embedded(&ctx), 3, "only the changed file was re-embedded");
 
     // Requests it must not act on: an unknown repository, an option-like
     // ref, a repository name that is a path.
