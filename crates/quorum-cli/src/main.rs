@@ -55,6 +55,8 @@ enum Command {
     Index(quorum_cli::graph_cmd::IndexArgs),
     /// Print the impact report of a local git range.
     Impact(quorum_cli::graph_cmd::ImpactArgs),
+    /// Benchmark the hybrid index on a pip-fetched sdist (Django by default).
+    BenchSearch(quorum_cli::bench_search::BenchSearchArgs),
     /// Hybrid search (dense + BM25, fused by RRF) over a directory's code or docs, indexing it first.
     Search(quorum_cli::search_cmd::SearchCmdArgs),
     /// Run the seeded-bug eval through the pipeline and score it.
@@ -218,6 +220,16 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Index(args) => quorum_cli::graph_cmd::index(args).await?,
         Command::Impact(args) => quorum_cli::graph_cmd::impact_cmd(args).await?,
+        Command::BenchSearch(args) => {
+            quiet_logs();
+            let out = args.out.clone();
+            let r = quorum_cli::bench_search::run(args).await?;
+            let json = serde_json::to_string_pretty(&r)?;
+            if let Some(p) = out {
+                std::fs::write(&p, format!("{json}\n"))?;
+            }
+            println!("{json}");
+        }
         Command::Search(args) => {
             quiet_logs();
             quorum_cli::search_cmd::run(args).await?;

@@ -69,9 +69,10 @@ pub fn init_logging(json: bool) {
 pub fn init(json: bool, otlp: Option<OtlpConfig>) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         EnvFilter::new(format!(
-            // qdrant-edge warns once per shard that its feature flags keep
-            // their defaults, which is what an embedded shard wants.
-            "{},rdkafka=warn,qdrant_edge::common::flags=error",
+            // qdrant-edge warns that its process-wide flags (feature flags,
+            // the multi-mmap probe) keep their defaults, which is what an
+            // embedded shard wants.
+            "{},rdkafka=warn,qdrant_edge::common=error",
             DEFAULT_LEVEL.get().copied().unwrap_or("info")
         ))
     });

@@ -325,12 +325,39 @@ impl HybridIndex {
                 Some(hits)
             }
         };
-        let dense = self
-            .embedder
+        let dense = self.embed_query(query).await?;
+        self.search_with(repo, query, dense, paths, opts).await
+    }
+
+    /// The query's dense vector.
+    pub async fn embed_query(&self, query: &str) -> Result<Vec<f32>, SearchError> {
+        self.embedder
             .embed(&[query.to_string()])
             .await?
             .pop()
-            .ok_or_else(|| SearchError::Embed("no vector for the query".into()))?;
+            .ok_or_else(|| SearchError::Embed("no vector for the query".into()))
+    }
+
+    /// [`Self::search`] with the query already embedded (benchmarks time
+    /// the engine apart from the model).
+    pub async fn search_embedded(
+        &self,
+        repo: &str,
+        query: &str,
+        dense: Vec<f32>,
+        opts: &SearchOptions,
+    ) -> Result<Vec<Hit>, SearchError> {
+        self.search_with(repo, query.trim(), dense, None, opts).await
+    }
+
+    async fn search_with(
+        &self,
+        repo: &str,
+        query: &str,
+        dense: Vec<f32>,
+        paths: Option<Vec<String>>,
+        opts: &SearchOptions,
+    ) -> Result<Vec<Hit>, SearchError> {
         let sparse = self.bm25.query(query);
         let mut q = HybridQuery {
             repo: repo.to_string(),
