@@ -94,9 +94,19 @@ async fn every_dashboard_query_returns_data_from_a_real_prometheus() {
     let repos = LocalRepos::new();
     repos.insert(DEMO_REPO, LocalGit::open(&repo.path).unwrap());
     let secret = b"prometheus-test".to_vec();
+    // The hybrid index, so its panels have data (the hashing embedder: this
+    // tests the metrics' plumbing, not retrieval quality).
+    let search_dir = tempfile::tempdir().unwrap();
+    let search = quorum_search::HybridIndex::open(
+        Arc::new(quorum_search::edge::EdgeStore::new(search_dir.path()).unwrap()),
+        Arc::new(quorum_search::embed::HashingEmbedder::new(32)),
+    )
+    .await
+    .unwrap();
     let fleet = Fleet::start(
         FleetOptions {
             webhook_secret: secret.clone(),
+            search: Some(Arc::new(search)),
             ..FleetOptions::local(ctx.clone(), store.clone(), Arc::new(repos))
         },
         CancellationToken::new(),
