@@ -19,11 +19,11 @@ use quorum_engine::{ContextNeeds, Engine, ReviewContext, ReviewInput, offline_en
 use quorum_events::payloads::TokenUsage;
 use quorum_events::{AgentResult, ConsumerGroup, ReviewRequested, SCHEMA_VERSION};
 use quorum_llm::{LlmConfig, ModelReviewer, NotIndexed, SearchIndex, ToolBox};
-use quorum_search::HybridIndex;
 use quorum_runtime::{
     CancellationToken, Delivery, Handler, HandlerError, Metrics, OutMessage, RuntimeError, ServiceContext,
     ServiceHandle, WorkerSpec, start_worker_service,
 };
+use quorum_search::HybridIndex;
 
 pub use graph_tools::GraphTools;
 
@@ -315,8 +315,13 @@ pub async fn start(
         _ => None,
     };
     let handler = Arc::new(
-        AgentHandler::new(config.role, engine_for(config.role, model), context, ctx.metrics.clone())
-            .with_search(config.search),
+        AgentHandler::new(
+            config.role,
+            engine_for(config.role, model),
+            context,
+            ctx.metrics.clone(),
+        )
+        .with_search(config.search),
     );
     start_worker_service(ctx, spec, handler, config.http_addr, shutdown).await
 }

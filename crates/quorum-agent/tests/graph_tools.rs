@@ -131,12 +131,17 @@ async fn tools_answer_and_never_leave_the_repository() {
         .unwrap();
     assert!(code.starts_with("lib/units.py:1-2"), "{code}");
     assert!(code.contains("    1 def convert(v):"), "{code}");
-    let docs = call(&tools, "search_docs", r#"{"query":"how to round"}"#).await.unwrap();
+    let docs = call(&tools, "search_docs", r#"{"query":"how to round"}"#)
+        .await
+        .unwrap();
     assert!(docs.contains("README.md") && docs.contains("round half-even"), "{docs}");
     let e = call(&tools, "search_code", r#"{"query":"convert","path_glob":"lib/["}"#)
         .await
         .unwrap_err();
     assert!(e.contains("path_glob"), "{e}");
     let other = quorum_search::tools::RepoSearch::new(search, "acme/other").await;
-    assert!(!quorum_llm::SearchIndex::available(&other), "a repository not indexed offers no search");
+    assert!(
+        !quorum_llm::SearchIndex::available(&other),
+        "a repository not indexed offers no search"
+    );
 }

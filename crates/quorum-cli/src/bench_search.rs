@@ -122,7 +122,9 @@ pub async fn run(args: BenchSearchArgs) -> anyhow::Result<BenchSearchReport> {
     if search_args.qdrant_url.is_none() {
         search_args.index_dir = Some(tmp.path().join("index"));
     }
-    let index: std::sync::Arc<HybridIndex> = quorum_search::open_index(&search_args).await?.context("search is off")?;
+    let index: std::sync::Arc<HybridIndex> = quorum_search::open_index(&search_args)
+        .await?
+        .context("search is off")?;
     let repo = format!("bench/{}", args.package);
     let pb = indicatif::ProgressBar::new(0);
     pb.set_style(

@@ -115,12 +115,16 @@ impl Handler for IndexHandler {
                     .await
                     .map_err(classify_search)?;
                 let m = &self.metrics;
-                m.search_chunks.with_label_values(&["embedded"]).inc_by(stats.chunks as u64);
+                m.search_chunks
+                    .with_label_values(&["embedded"])
+                    .inc_by(stats.chunks as u64);
                 m.search_chunks
                     .with_label_values(&["deleted_files"])
                     .inc_by(stats.files_deleted as u64);
                 m.index_duration.with_label_values(&["embed"]).observe(stats.embed_secs);
-                m.index_duration.with_label_values(&["upsert"]).observe(stats.upsert_secs);
+                m.index_duration
+                    .with_label_values(&["upsert"])
+                    .observe(stats.upsert_secs);
                 tracing::info!(
                     repo,
                     commit = %commit,

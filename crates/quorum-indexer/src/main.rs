@@ -23,7 +23,15 @@ async fn main() -> anyhow::Result<()> {
         let index = Arc::new(quorum_context::GraphIndex::new(boot.store.clone(), trees));
         let search = quorum_search::open_index(&args.search).await?;
         anyhow::Ok(
-            quorum_indexer::start(args.common.http_addr, &boot.ctx, boot.store, index, search, boot.shutdown).await?,
+            quorum_indexer::start(
+                args.common.http_addr,
+                &boot.ctx,
+                boot.store,
+                index,
+                search,
+                boot.shutdown,
+            )
+            .await?,
         )
     })
     .await

@@ -35,7 +35,10 @@ async fn wait_for_graph(store: &dyn StateStore, repo: &str, commit: &str) {
 async fn wait_for_search(search: &quorum_search::HybridIndex, commit: &str) {
     let start = Instant::now();
     while search.indexed_commit("acme/shop").await.unwrap().as_deref() != Some(commit) {
-        assert!(start.elapsed() < Duration::from_secs(60), "search index not at {commit}");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "search index not at {commit}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -106,10 +109,15 @@ async fn indexes_branches_incrementally_and_dead_letters_what_it_must_not_read()
     );
 
     wait_for_search(&search, &first).await;
-    let embedded = |ctx: &ServiceContext| metric(&ctx.metrics.render(), "quorum_search_chunks_total{kind=\"embedded\"}");
+    let embedded =
+        |ctx: &ServiceContext| metric(&ctx.metrics.render(), "quorum_search_chunks_total{kind=\"embedded\"}");
     assert_eq!(embedded(&ctx), 2, "one chunk per small file");
     let hits = search
-        .search("acme/shop", "h", &quorum_search::SearchOptions::new(quorum_search::Kind::Code, 2))
+        .search(
+            "acme/shop",
+            "h",
+            &quorum_search::SearchOptions::new(quorum_search::Kind::Code, 2),
+        )
         .await
         .unwrap();
     assert_eq!(hits[0].path, "pkg/b.py");

@@ -132,7 +132,10 @@ impl Metrics {
         )
         .expect("valid metric");
         let search_chunks = IntCounterVec::new(
-            Opts::new("quorum_search_chunks_total", "Hybrid index: chunks embedded, files deleted"),
+            Opts::new(
+                "quorum_search_chunks_total",
+                "Hybrid index: chunks embedded, files deleted",
+            ),
             &["kind"],
         )
         .expect("valid metric");

@@ -92,6 +92,9 @@ pub struct Hit {
     pub sparse: Option<f32>,
 }
 
+/// A repository's indexed paths per kind.
+type PathCache = HashMap<(String, Kind), Arc<Vec<String>>>;
+
 /// Texts embedded per call (and per progress tick).
 const EMBED_BATCH: usize = 64;
 /// Points per upsert request.
@@ -104,7 +107,7 @@ pub struct HybridIndex {
     embedder: Arc<dyn Embedder>,
     bm25: Bm25Encoder,
     /// Paths per (repo, kind), to resolve path globs; dropped on indexing.
-    paths: Mutex<HashMap<(String, Kind), Arc<Vec<String>>>>,
+    paths: Mutex<PathCache>,
     /// Kinds whose collection was recreated for a new model on open.
     pub rebuilt: Vec<Kind>,
 }
