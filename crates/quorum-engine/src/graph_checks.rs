@@ -26,7 +26,12 @@ pub fn check(report: &ImpactReport, diffs: &[FileDiff], agent: AgentRole) -> Vec
             continue;
         };
         let Some(line) = anchor(c, diff) else { continue };
-        for kind in [BreakKind::Arity, BreakKind::Removed, BreakKind::NoneResult] {
+        for kind in [
+            BreakKind::Arity,
+            BreakKind::Removed,
+            BreakKind::NoneResult,
+            BreakKind::ReturnShape,
+        ] {
             let sites: Vec<&BrokenCall> = c.broken_calls.iter().filter(|b| b.kind == kind).collect();
             if sites.is_empty() {
                 continue;
@@ -51,16 +56,34 @@ pub fn check(report: &ImpactReport, diffs: &[FileDiff], agent: AgentRole) -> Vec
                         0.9,
                     )
                 }
-                BreakKind::NoneResult => (
+                BreakKind::NoneResult => {
+                    let none = if c.path.ends_with(".py") || c.path.ends_with(".pyi") {
+                        "None"
+                    } else {
+                        "null/undefined"
+                    };
+                    (
+                        format!(
+                            "`{name}` can now return {none}; {} caller(s) use the result directly",
+                            sites.len()
+                        ),
+                        format!(
+                            "`{name}` did not return {none} before this change and now can, while these callers dereference its result at once (attribute, index, call, destructuring or iteration) and would fail on {none}. Check the result at each call site, or keep returning a value."
+                        ),
+                        "graph:none-result-dereferenced",
+                        0.8,
+                    )
+                }
+                BreakKind::ReturnShape => (
                     format!(
-                        "`{name}` can now return None; {} caller(s) use the result directly",
+                        "`{name}` changed the shape of its result; {} caller(s) still read the old keys",
                         sites.len()
                     ),
                     format!(
-                        "`{name}` did not return None before this change and now can, while these callers dereference its result at once (attribute, index, arithmetic or iteration) and would raise on None. Check for None at each call site, or raise instead of returning None."
+                        "Every `return` of `{name}` gave these keys before this change and none does now, while these callers still read them from the result (they get undefined). Update the callers in the same change, or keep the old keys."
                     ),
-                    "graph:none-result-dereferenced",
-                    0.8,
+                    "graph:return-shape-breaks-callers",
+                    0.85,
                 ),
             };
             let (file, at, why) = match kind {

@@ -154,6 +154,7 @@ mod tests {
             spread: false,
             text: String::new(),
             result_use: Default::default(),
+            result_keys: vec![],
         }
     }
 
