@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use quorum_core::{FileDiff, LineKind};
 use serde::Serialize;
 
-use crate::extract::{Param, ResultUse, SymbolKind};
+use crate::extract::{CallFact, Param, ResultUse, SymbolKind};
 use crate::lang::Lang;
 use crate::model::{EdgeKind, Graph, Target};
 use crate::resolve::RESOLVED;
@@ -278,10 +278,12 @@ fn misfits(head: &Graph, id: u32, old: Option<&[Param]>) -> Vec<BrokenCall> {
         params.first().is_some_and(|p| p.name == "self")
     };
     let mut targets = vec![(id, method_like)];
-    if info.name == "__init__"
+    // A constructor is checked where its class is called (`Cls(…)`, `new Cls(…)`).
+    let constructor = if python { "__init__" } else { "constructor" };
+    if info.name == constructor
         && let Some(class) = head.find(info.qname.rsplit_once('.').map(|(c, _)| c).unwrap_or(""))
     {
-        targets.push((class, true));
+        targets.push((class, python));
     }
     let local_qname = if python {
         info.qname.as_str()
@@ -304,7 +306,7 @@ fn misfits(head: &Graph, id: u32, old: Option<&[Param]>) -> Vec<BrokenCall> {
             let bound = if target == id {
                 method_like && (!via_class || classmethod)
             } else {
-                true
+                method_like
             };
             let skip = if bound && method_like { 1 } else { 0 };
             let misfit = signature::check(params, call, bound);
@@ -318,7 +320,7 @@ fn misfits(head: &Graph, id: u32, old: Option<&[Param]>) -> Vec<BrokenCall> {
                         "passes its arguments positionally in the old order {old_order}; the parameters are now {}",
                         signature::render(&params[skip.min(params.len())..])
                     )),
-                    _ => options_object(old, params, skip, call.positional),
+                    _ => options_object(old, params, skip, call),
                 },
             };
             if let Some(problem) = problem {
@@ -357,26 +359,31 @@ fn permutation(old: &[Param], new: &[Param]) -> Option<(usize, String)> {
 }
 
 /// A positional parameter turned into a destructured options object
-/// (`f(a, b)` → `f({ a, b })`): a call still passing a plain value there.
-fn options_object(old: Option<&[Param]>, new: &[Param], skip: usize, given: u32) -> Option<String> {
+/// (`f(a, b)` → `f({ a, b })`) while a call still passes a plain literal
+/// there, or the reverse (`f({ a, b })` → `f(a, b)`) while a call still
+/// passes an object literal.
+fn options_object(old: Option<&[Param]>, new: &[Param], skip: usize, call: &CallFact) -> Option<String> {
     let old = old?;
-    let at = new.iter().position(|p| p.name.starts_with('{'))?;
-    let was = old.get(at)?;
-    if was.name.starts_with('{') || (given as usize) + skip <= at {
-        return None;
+    let destructured = |p: &Param| p.name.starts_with('{');
+    for (at, (was, now)) in old.iter().zip(new).enumerate().skip(skip) {
+        let arg = (at - skip) as u32;
+        if arg >= call.positional {
+            break;
+        }
+        if destructured(now) && !destructured(was) && call.literal_args.contains(&arg) {
+            return Some(format!(
+                "passes a plain value where `{}` was, but the function now takes an options object {}",
+                was.name, now.name
+            ));
+        }
+        if destructured(was) && !destructured(now) && call.object_args.contains(&arg) {
+            return Some(format!(
+                "passes an options object, but the function now takes positional parameters {}",
+                signature::render(&new[skip..])
+            ));
+        }
     }
-    // The old parameter's name must be one of the new object's keys.
-    let inner = new[at].name.trim_matches(['{', '}', ' ']);
-    let keys: Vec<&str> = inner
-        .split(',')
-        .map(|k| k.split([':', '=']).next().unwrap_or("").trim())
-        .collect();
-    keys.contains(&was.name.as_str()).then(|| {
-        format!(
-            "passes `{}` positionally, but the function now takes an options object {}",
-            was.name, new[at].name
-        )
-    })
+    None
 }
 
 /// Resolved call sites that dereference the result of `id`, which can now be `None`.
@@ -472,7 +479,7 @@ fn removed_callers(base: &Graph, head: &Graph, id: u32) -> Vec<BrokenCall> {
         }
         let caller = base.symbol(e.from);
         // Still there, unchanged, still calling it, and no longer resolved
-        // to a symbol of that name (moved and re-exported is fine)?
+        // to any symbol (moved and re-exported under that name is fine)?
         let still = head.file(caller.path).is_some_and(|f| {
             f.calls
                 .iter()
@@ -482,7 +489,10 @@ fn removed_callers(base: &Graph, head: &Graph, id: u32) -> Vec<BrokenCall> {
             head.outgoing(from).any(|he| {
                 he.kind == EdgeKind::Calls
                     && he.line == e.line
-                    && matches!(he.to, Target::Symbol(t) if head.symbol(t).name == name)
+                    && matches!(he.to, Target::Symbol(_))
+                    && head
+                        .call_of(he)
+                        .is_some_and(|c| c.callee.rsplit('.').next() == Some(name.as_str()))
             })
         });
         let still = still && !resolved_in_head;

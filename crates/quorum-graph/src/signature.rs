@@ -155,6 +155,8 @@ mod tests {
             text: String::new(),
             result_use: Default::default(),
             result_keys: vec![],
+            object_args: vec![],
+            literal_args: vec![],
         }
     }
 

@@ -119,13 +119,25 @@ impl Walker<'_, '_> {
         if let Some(callee) = self.callee(node) {
             let args = node.child_by_field_name("arguments");
             let (mut positional, mut spread) = (0, false);
+            let (mut object_args, mut literal_args) = (vec![], vec![]);
             if let Some(args) = args {
                 let mut c = args.walk();
                 for a in args.named_children(&mut c) {
                     match a.kind() {
                         "comment" | "line_comment" | "block_comment" => {}
                         "spread_element" => spread = true,
-                        _ => positional += 1,
+                        kind => {
+                            if is_js(self.lang) {
+                                match kind {
+                                    "object" => object_args.push(positional),
+                                    "number" | "string" | "template_string" | "true" | "false" => {
+                                        literal_args.push(positional)
+                                    }
+                                    _ => {}
+                                }
+                            }
+                            positional += 1
+                        }
                     }
                 }
             }
@@ -144,6 +156,8 @@ impl Walker<'_, '_> {
                 text: snippet(node, self.src),
                 result_use,
                 result_keys,
+                object_args,
+                literal_args,
             });
         }
         self.visit_children(node, scope, owner);
@@ -653,6 +667,13 @@ impl Walker<'_, '_> {
     }
 }
 
+/// `n` has a child (named or not) of one of `kinds`.
+fn has_child(n: Node<'_>, kinds: &[&str]) -> bool {
+    (0..n.child_count())
+        .filter_map(|i| n.child(i))
+        .any(|ch| kinds.contains(&ch.kind()))
+}
+
 fn is_js(lang: Lang) -> bool {
     matches!(lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx)
 }
@@ -851,9 +872,7 @@ fn returns<'t>(func: Node<'t>) -> Vec<Node<'t>> {
 }
 
 fn is_async_or_generator(func: Node<'_>) -> bool {
-    let mut c = func.walk();
-    let r = func.children(&mut c).any(|ch| matches!(ch.kind(), "async" | "*"));
-    r || func.kind().contains("generator")
+    has_child(func, &["async", "*"]) || func.kind().contains("generator")
 }
 
 /// A JavaScript/TypeScript function can return `null`/`undefined`: a bare
@@ -941,11 +960,7 @@ fn js_result_use(call: Node<'_>, src: &[u8]) -> (ResultUse, Vec<String>) {
     let Some(parent) = call.parent() else {
         return (ResultUse::Other, vec![]);
     };
-    let optional = |n: Node<'_>| {
-        let mut c = n.walk();
-        let r = n.children(&mut c).any(|ch| ch.kind() == "optional_chain");
-        r
-    };
+    let optional = |n: Node<'_>| has_child(n, &["optional_chain"]);
     let is = |field: &str| parent.child_by_field_name(field).is_some_and(|n| n.id() == call.id());
     match parent.kind() {
         "member_expression" if is("object") && !optional(parent) => {
@@ -1015,11 +1030,7 @@ fn assigned_use(declarator: Node<'_>, name: &str, src: &[u8]) -> (ResultUse, Vec
             }
             let Some(p) = id.parent() else { return };
             let is_obj = p.child_by_field_name("object").is_some_and(|o| o.id() == id.id());
-            let member = p.kind() == "member_expression" && is_obj && {
-                let mut c = p.walk();
-                let optional = p.children(&mut c).any(|ch| ch.kind() == "optional_chain");
-                !optional
-            };
+            let member = p.kind() == "member_expression" && is_obj && !has_child(p, &["optional_chain"]);
             if p.kind() == "assignment_expression" && p.child_by_field_name("left").is_some_and(|l| l.id() == id.id()) {
                 stop = true;
                 first.get_or_insert(ResultUse::Other);

@@ -122,6 +122,14 @@ pub struct CallFact {
     /// `const { a } = f()`, `x = f(); x.a`), JavaScript/TypeScript.
     #[serde(default)]
     pub result_keys: Vec<String>,
+    /// Positions of positional arguments written as object literals
+    /// (`f({ a: 1 })`), JavaScript/TypeScript.
+    #[serde(default)]
+    pub object_args: Vec<u32>,
+    /// Positions of positional arguments written as scalar literals
+    /// (numbers, strings, booleans), JavaScript/TypeScript.
+    #[serde(default)]
+    pub literal_args: Vec<u32>,
 }
 
 /// An import binding: `local` names `module` (and `name` within it).

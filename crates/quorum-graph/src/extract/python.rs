@@ -147,6 +147,8 @@ impl Walker<'_, '_> {
                         text: snippet(d, self.src),
                         result_use: ResultUse::Other,
                         result_keys: vec![],
+                        object_args: vec![],
+                        literal_args: vec![],
                     });
                 }
             }
@@ -205,6 +207,8 @@ impl Walker<'_, '_> {
             text: snippet(node, self.src),
             result_use: result_use(node, self.src),
             result_keys: vec![],
+            object_args: vec![],
+            literal_args: vec![],
         });
     }
 
