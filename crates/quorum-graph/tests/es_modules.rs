@@ -315,3 +315,27 @@ fn the_rendered_impact_report_names_broken_call_sites_in_untouched_files() {
     assert!(text.contains("src/cart.ts:10"), "{text}");
     assert!(text.contains("applyDiscount(sum, 0.1)"), "{text}");
 }
+
+#[test]
+fn receivers_of_a_known_class_resolve_and_shadowed_or_untyped_ones_do_not() {
+    let lib = "export class Store {\n  get(key: string) {\n    return key;\n  }\n\n  has = (key: string) => this.get(key) !== '';\n}\n";
+    let app = "import { Store } from './store';\n\nconst shared = new Store();\n\nexport function a(s: Store) {\n  return s.get('a');\n}\n\nexport function b() {\n  return shared.get('b');\n}\n\nexport function c(shared: Map<string, string>) {\n  return shared.get('c');\n}\n\nexport function d(s) {\n  return s.get('d');\n}\n";
+    let files = [("src/store.ts", lib), ("src/app.ts", app)];
+    let g = graph(&files);
+    // A class field holding an arrow function is a method.
+    assert_eq!(names(&g, "src/store::Store.has", EdgeKind::Calls), ["src/store::Store.get"]);
+    assert_eq!(names(&g, "src/app::a", EdgeKind::Calls), ["src/store::Store.get"]);
+    assert_eq!(names(&g, "src/app::b", EdgeKind::Calls), ["src/store::Store.get"]);
+    // A parameter shadows the module's `shared`; an untyped one is unknown.
+    assert_eq!(names(&g, "src/app::c", EdgeKind::Calls), ["get?"]);
+    assert_eq!(names(&g, "src/app::d", EdgeKind::Calls), ["get?"]);
+    let r = change(&files, "src/store.ts", "get(key: string) {", "get(key: string, fallback: string) {");
+    assert_eq!(
+        breaks(&r),
+        [
+            at("src/app.ts:6", BreakKind::Arity),
+            at("src/app.ts:10", BreakKind::Arity),
+            at("src/store.ts:6", BreakKind::Arity)
+        ]
+    );
+}

@@ -24,6 +24,7 @@ pub(super) fn extract(lang: Lang, root: Node<'_>, src: &[u8], facts: &mut FileFa
         src,
         facts,
         test_file,
+        typed: Default::default(),
     };
     w.visit_children(root, None, None);
 }
@@ -33,6 +34,9 @@ struct Walker<'s, 'f> {
     src: &'s [u8],
     facts: &'f mut FileFacts,
     test_file: bool,
+    /// JavaScript/TypeScript names whose class is known in a scope: `const
+    /// x = new C(…)`, a parameter annotated `x: C`. Value: `C()`.
+    typed: std::collections::HashMap<(Option<u32>, String), String>,
 }
 
 /// What a node defines, if anything.
@@ -60,6 +64,11 @@ impl Walker<'_, '_> {
     fn visit(&mut self, node: Node<'_>, scope: Option<u32>, owner: Option<&str>) {
         if let Some(def) = self.definition(node, owner) {
             let idx = self.push(node, scope, &def);
+            if is_js(self.lang)
+                && let Some(f) = def.func
+            {
+                self.param_types(f, idx);
+            }
             let body = def.body.unwrap_or(node);
             self.visit_children(body, Some(idx), None);
             return;
@@ -83,7 +92,10 @@ impl Walker<'_, '_> {
                 return;
             }
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "export_statement") => self.js_export(node),
-            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "variable_declarator") => self.js_require(node),
+            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "variable_declarator") => {
+                self.js_require(node);
+                self.const_instance(node, scope);
+            }
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "assignment_expression") => self.cjs_export(node),
             (Lang::Go, "import_spec") => {
                 if let Some(path) = node.child_by_field_name("path") {
@@ -116,7 +128,7 @@ impl Walker<'_, '_> {
             }
             _ => {}
         }
-        if let Some(callee) = self.callee(node) {
+        if let Some(callee) = self.callee(node).map(|c| self.typed_callee(c, scope)) {
             let args = node.child_by_field_name("arguments");
             let (mut positional, mut spread) = (0, false);
             let (mut object_args, mut literal_args) = (vec![], vec![]);
@@ -263,6 +275,20 @@ impl Walker<'_, '_> {
                 d.bases = heritage(node, self.src);
                 d
             }
+            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "field_definition" | "public_field_definition") => {
+                // `handle = (e) => { … }`: a method bound per instance.
+                let value = node.child_by_field_name("value")?;
+                if !matches!(value.kind(), "arrow_function" | "function_expression" | "function") {
+                    return None;
+                }
+                let name = node
+                    .child_by_field_name("name")
+                    .or_else(|| node.child_by_field_name("property"))
+                    .map(|x| text(x, self.src).to_string())?;
+                let mut d = def(name, SymbolKind::Method, value.child_by_field_name("body"));
+                d.func = Some(value);
+                d
+            }
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "variable_declarator") => {
                 let value = node.child_by_field_name("value")?;
                 if !matches!(value.kind(), "arrow_function" | "function_expression" | "function") {
@@ -337,6 +363,76 @@ impl Walker<'_, '_> {
             _ => return None,
         };
         Some(path_of(f, self.src))
+    }
+
+    /// `x.m` where `x`'s class is known in scope → `C().m`.
+    fn typed_callee(&self, callee: String, scope: Option<u32>) -> String {
+        let Some((first, rest)) = callee.split_once('.') else {
+            return callee;
+        };
+        let mut s = scope;
+        loop {
+            if let Some(t) = self.typed.get(&(s, first.to_string())) {
+                return if t.is_empty() { callee } else { format!("{t}.{rest}") };
+            }
+            // A nested function or class shares its parents' names, unless
+            // it declares its own (looked up first).
+            match s {
+                Some(sc) => s = self.facts.symbols[sc as usize].parent,
+                None => return callee,
+            }
+        }
+    }
+
+    /// `const x = new C(…)`: `x` is a `C` for the rest of the scope.
+    fn const_instance(&mut self, node: Node<'_>, scope: Option<u32>) {
+        let is_const = node
+            .parent()
+            .filter(|p| p.kind() == "lexical_declaration")
+            .and_then(|p| p.child(0))
+            .is_some_and(|k| k.kind() == "const");
+        let (Some(name), Some(value)) = (node.child_by_field_name("name"), node.child_by_field_name("value")) else {
+            return;
+        };
+        if !is_const || name.kind() != "identifier" || value.kind() != "new_expression" {
+            return;
+        }
+        let Some(class) = value.child_by_field_name("constructor").filter(|c| c.kind() == "identifier") else {
+            return;
+        };
+        self.typed.insert(
+            (scope, text(name, self.src).to_string()),
+            format!("{}()", text(class, self.src)),
+        );
+    }
+
+    /// TypeScript parameters annotated with a plain class name: `x: C`.
+    fn param_types(&mut self, func: Node<'_>, idx: u32) {
+        let Some(list) = func.child_by_field_name("parameters") else { return };
+        let mut c = list.walk();
+        for p in list.named_children(&mut c) {
+            // Every parameter shadows an outer name; only `x: C` gives a class.
+            let (pat, ty) = match p.kind() {
+                "identifier" => (p, None),
+                "assignment_pattern" => match p.child_by_field_name("left") {
+                    Some(l) => (l, None),
+                    None => continue,
+                },
+                "required_parameter" | "optional_parameter" => match p.child_by_field_name("pattern") {
+                    Some(pat) => (pat, p.child_by_field_name("type").and_then(|t| t.named_child(0))),
+                    None => continue,
+                },
+                _ => continue,
+            };
+            if pat.kind() != "identifier" {
+                continue;
+            }
+            let class = ty
+                .filter(|t| t.kind() == "type_identifier")
+                .map(|t| format!("{}()", text(t, self.src)))
+                .unwrap_or_default();
+            self.typed.insert((Some(idx), text(pat, self.src).to_string()), class);
+        }
     }
 
     fn rust_use(&mut self, node: Node<'_>, prefix: &str, line: u32) {
