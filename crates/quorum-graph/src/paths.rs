@@ -79,13 +79,24 @@ fn dir_of(path: &str) -> &str {
 /// A Rust file's crate (the path up to its `src/`, or the file itself for
 /// `tests/`, `benches/`, `examples/`) and module path (`a::b`).
 pub(crate) fn rust_module(path: &str) -> (String, String) {
-    let Some(i) = path.rfind("src/").filter(|&i| i == 0 || path[..i].ends_with('/')) else {
+    let root = |d: &str| {
+        path.rfind(d)
+            .filter(|&i| i == 0 || path[..i].ends_with('/'))
+            .map(|i| i + d.len())
+    };
+    let Some(i) = root("src/")
+        .or_else(|| root("tests/"))
+        .or_else(|| root("benches/"))
+        .or_else(|| root("examples/"))
+    else {
         return (path.to_string(), String::new());
     };
-    let (prefix, rest) = path.split_at(i + 4);
+    let (prefix, rest) = path.split_at(i);
+    // `tests/x.rs` is a crate root of its own (its `mod util;` is `tests/util`).
+    let own_root = !prefix.ends_with("src/") && !rest.contains('/');
     let rest = rest.strip_suffix(".rs").unwrap_or(rest);
     let rest = rest.strip_suffix("/mod").unwrap_or(rest);
-    let m = if rest == "lib" || rest == "main" {
+    let m = if rest == "lib" || rest == "main" || own_root {
         String::new()
     } else {
         rest.replace('/', "::")
@@ -128,7 +139,9 @@ impl<'g> Paths<'g> {
             match f.lang {
                 Lang::Rust => {
                     let (prefix, m) = rust_module(&f.path);
-                    rust_mods.entry((prefix.clone(), m)).or_insert(fi);
+                    if !(m.is_empty() && !prefix.ends_with("src/")) {
+                        rust_mods.entry((prefix.clone(), m)).or_insert(fi);
+                    }
                     for (li, s) in f.symbols.iter().enumerate() {
                         let id = g.id_of(fi, Some(li as u32));
                         match s.kind {
@@ -220,9 +233,19 @@ impl<'g> Paths<'g> {
                 }
             }
             Lang::Rust => {
-                let imp = f.imports.iter().find(|i| i.local == name)?;
-                let segs: Vec<&str> = imp.module.split("::").collect();
-                Some(self.rust_path(fi, scope, &segs, depth + 1))
+                if let Some(imp) = f.imports.iter().find(|i| i.local == name) {
+                    let segs: Vec<&str> = imp.module.split("::").collect();
+                    return Some(self.rust_path(fi, scope, &segs, depth + 1));
+                }
+                // `use m::*;`: the first glob whose module has the name.
+                f.imports.iter().filter(|i| i.local == "*").find_map(|imp| {
+                    let m = imp.module.strip_suffix("::*")?;
+                    let segs: Vec<&str> = m.split("::").collect();
+                    match self.rust_path(fi, None, &segs, depth + 1) {
+                        Entity::RustMod(p, m) => self.rust_mod_item(&p, &m, name, depth + 1),
+                        _ => None,
+                    }
+                })
             }
             Lang::Go => self.go_pkg_member(dir_of(&f.path), name).map(|id| self.entity_of(id)),
             Lang::Java => self.java_class(fi, name),
@@ -711,7 +734,9 @@ mod tests {
             rust_module("crates/a/src/x/y.rs"),
             ("crates/a/src/".into(), "x::y".into())
         );
-        assert_eq!(rust_module("tests/t.rs"), ("tests/t.rs".into(), "".into()));
+        assert_eq!(rust_module("tests/t.rs"), ("tests/".into(), "".into()));
+        assert_eq!(rust_module("tests/util/mod.rs"), ("tests/".into(), "util".into()));
+        assert_eq!(rust_module("build.rs"), ("build.rs".into(), "".into()));
         assert_eq!(normalize("src/a/../b/./c"), "src/b/c");
     }
 }

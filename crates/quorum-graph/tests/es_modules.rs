@@ -323,13 +323,21 @@ fn receivers_of_a_known_class_resolve_and_shadowed_or_untyped_ones_do_not() {
     let files = [("src/store.ts", lib), ("src/app.ts", app)];
     let g = graph(&files);
     // A class field holding an arrow function is a method.
-    assert_eq!(names(&g, "src/store::Store.has", EdgeKind::Calls), ["src/store::Store.get"]);
+    assert_eq!(
+        names(&g, "src/store::Store.has", EdgeKind::Calls),
+        ["src/store::Store.get"]
+    );
     assert_eq!(names(&g, "src/app::a", EdgeKind::Calls), ["src/store::Store.get"]);
     assert_eq!(names(&g, "src/app::b", EdgeKind::Calls), ["src/store::Store.get"]);
     // A parameter shadows the module's `shared`; an untyped one is unknown.
     assert_eq!(names(&g, "src/app::c", EdgeKind::Calls), ["get?"]);
     assert_eq!(names(&g, "src/app::d", EdgeKind::Calls), ["get?"]);
-    let r = change(&files, "src/store.ts", "get(key: string) {", "get(key: string, fallback: string) {");
+    let r = change(
+        &files,
+        "src/store.ts",
+        "get(key: string) {",
+        "get(key: string, fallback: string) {",
+    );
     assert_eq!(
         breaks(&r),
         [
@@ -337,5 +345,32 @@ fn receivers_of_a_known_class_resolve_and_shadowed_or_untyped_ones_do_not() {
             at("src/app.ts:10", BreakKind::Arity),
             at("src/store.ts:6", BreakKind::Arity)
         ]
+    );
+}
+
+#[test]
+fn a_jsdoc_parameter_type_names_the_receiver_class_in_plain_javascript() {
+    let lib = "class Command {\n  name(n) {\n    return n;\n  }\n}\nexports.Command = Command;\n";
+    let help = "/**\n * @param {Command} cmd\n * @param {string} title\n */\nfunction title(cmd, title) {\n  return cmd.name(title) + title.trim();\n}\n\n/** @param {Object} cmd */\nfunction other(cmd) {\n  return cmd.name('x');\n}\n";
+    let g = graph(&[("lib/command.js", lib), ("lib/help.js", help)]);
+    // `Command` is not imported into help.js: its type resolves by name only
+    // when the file can see it; here it cannot, so the call stays unknown.
+    assert_eq!(names(&g, "lib/help::title", EdgeKind::Calls), ["name?", "trim?"]);
+    let help = format!("const {{ Command }} = require('./command');\n{help}");
+    let g = graph(&[("lib/command.js", lib), ("lib/help.js", &help)]);
+    assert_eq!(
+        names(&g, "lib/help::title", EdgeKind::Calls),
+        ["lib/command::Command.name", "trim?"]
+    );
+    assert_eq!(names(&g, "lib/help::other", EdgeKind::Calls), ["name?"]);
+    // A JSDoc type import works like `require` for the type.
+    let help = format!(
+        "/**\n * @typedef {{ import(\"./command.js\").Command }} Command\n */\n{}",
+        &help[help.find('\n').unwrap() + 1..]
+    );
+    let g = graph(&[("lib/command.js", lib), ("lib/help.js", &help)]);
+    assert_eq!(
+        names(&g, "lib/help::title", EdgeKind::Calls),
+        ["lib/command::Command.name", "trim?"]
     );
 }

@@ -275,3 +275,21 @@ fn java_and_go_qualifiers() {
     );
     assert_eq!(breaks(&r), [("cmd/main.go:6".to_string(), BreakKind::Arity)]);
 }
+
+#[test]
+fn rust_test_crates_see_their_own_modules_and_glob_imports() {
+    let g = graph(&[
+        ("tests/util/mod.rs", "pub fn req(s: &str) -> u32 {\n    1\n}\n"),
+        (
+            "tests/test_req.rs",
+            "mod util;\nuse crate::util::*;\n\n#[test]\nfn parses() {\n    req(\"1\");\n    util::req(\"2\");\n}\n",
+        ),
+        ("tests/test_other.rs", "#[test]\nfn other() {\n    req(\"3\");\n}\n"),
+    ]);
+    assert_eq!(
+        names(&g, "tests/test_req::parses", EdgeKind::Calls),
+        ["tests/util/mod::req", "tests/util/mod::req"]
+    );
+    // Without `mod util; use util::*` the name is not in scope.
+    assert_eq!(names(&g, "tests/test_other::other", EdgeKind::Calls), ["req?"]);
+}

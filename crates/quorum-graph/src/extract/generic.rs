@@ -92,6 +92,17 @@ impl Walker<'_, '_> {
                 return;
             }
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "export_statement") => self.js_export(node),
+            (Lang::JavaScript, "comment") => {
+                // JSDoc type imports: `@typedef {import("./m.js").X} Y`.
+                for (module, name, local) in jsdoc_type_imports(text(node, self.src)) {
+                    self.facts.imports.push(ImportFact {
+                        module,
+                        name: Some(name),
+                        local,
+                        line: line_of(node),
+                    });
+                }
+            }
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "variable_declarator") => {
                 self.js_require(node);
                 self.const_instance(node, scope);
@@ -397,7 +408,10 @@ impl Walker<'_, '_> {
         if !is_const || name.kind() != "identifier" || value.kind() != "new_expression" {
             return;
         }
-        let Some(class) = value.child_by_field_name("constructor").filter(|c| c.kind() == "identifier") else {
+        let Some(class) = value
+            .child_by_field_name("constructor")
+            .filter(|c| c.kind() == "identifier")
+        else {
             return;
         };
         self.typed.insert(
@@ -408,7 +422,10 @@ impl Walker<'_, '_> {
 
     /// TypeScript parameters annotated with a plain class name: `x: C`.
     fn param_types(&mut self, func: Node<'_>, idx: u32) {
-        let Some(list) = func.child_by_field_name("parameters") else { return };
+        let Some(list) = func.child_by_field_name("parameters") else {
+            return;
+        };
+        let doc = preceding_comment(func, self.src);
         let mut c = list.walk();
         for p in list.named_children(&mut c) {
             // Every parameter shadows an outer name; only `x: C` gives a class.
@@ -427,11 +444,16 @@ impl Walker<'_, '_> {
             if pat.kind() != "identifier" {
                 continue;
             }
-            let class = ty
-                .filter(|t| t.kind() == "type_identifier")
-                .map(|t| format!("{}()", text(t, self.src)))
-                .unwrap_or_default();
-            self.typed.insert((Some(idx), text(pat, self.src).to_string()), class);
+            let name = text(pat, self.src);
+            let class = match ty {
+                Some(t) if t.kind() == "type_identifier" => format!("{}()", text(t, self.src)),
+                Some(_) => String::new(),
+                None if self.lang == Lang::JavaScript => jsdoc_param_type(&doc, name)
+                    .map(|t| format!("{t}()"))
+                    .unwrap_or_default(),
+                None => String::new(),
+            };
+            self.typed.insert((Some(idx), name.to_string()), class);
         }
     }
 
@@ -878,6 +900,50 @@ fn parameters(lang: Lang, func: Node<'_>, src: &[u8]) -> Option<Vec<Param>> {
         }
     }
     Some(out)
+}
+
+/// `@typedef {import("m").X} Y` → `(m, X, Y)`.
+fn jsdoc_type_imports(comment: &str) -> Vec<(String, String, String)> {
+    let mut out = vec![];
+    for tag in comment.split("@typedef").skip(1) {
+        let Some(body) = tag.trim_start().strip_prefix('{') else {
+            continue;
+        };
+        let Some((ty, after)) = body.split_once('}') else {
+            continue;
+        };
+        let ty = ty.trim();
+        let Some(rest) = ty.strip_prefix("import(") else {
+            continue;
+        };
+        let Some((module, member)) = rest.split_once(')') else {
+            continue;
+        };
+        let module = module.trim().trim_matches(['"', '\'']).to_string();
+        let name = member.trim().trim_start_matches('.').to_string();
+        let local = after.split_whitespace().next().unwrap_or("").to_string();
+        if !name.is_empty() && name.chars().all(is_ident_char) && !local.is_empty() && local.chars().all(is_ident_char)
+        {
+            out.push((module, name, local));
+        }
+    }
+    out
+}
+
+/// `@param {Type} name` in a JSDoc comment, for a plain class name.
+fn jsdoc_param_type<'d>(doc: &'d str, name: &str) -> Option<&'d str> {
+    doc.split("@param").skip(1).find_map(|tag| {
+        let tag = tag.trim_start();
+        let rest = tag.strip_prefix('{')?;
+        let (ty, after) = rest.split_once('}')?;
+        let param = after.split_whitespace().next()?;
+        let ok = param == name && capitalized(ty) && ty.chars().all(is_ident_char);
+        ok.then_some(ty)
+    })
+}
+
+fn capitalized(s: &str) -> bool {
+    s.chars().next().is_some_and(char::is_uppercase)
 }
 
 /// Whitespace runs collapsed (a destructured parameter's text, for signatures).
