@@ -139,7 +139,7 @@ impl<'g> Paths<'g> {
             match f.lang {
                 Lang::Rust => {
                     let (prefix, m) = rust_module(&f.path);
-                    if !(m.is_empty() && !prefix.ends_with("src/")) {
+                    if !m.is_empty() || prefix.ends_with("src/") {
                         rust_mods.entry((prefix.clone(), m)).or_insert(fi);
                     }
                     for (li, s) in f.symbols.iter().enumerate() {
