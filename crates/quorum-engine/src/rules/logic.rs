@@ -1,5 +1,5 @@
 //! Logic-change heuristics on replaced lines: a comparison turned into its
-//! opposite, a boundary moved (`<` ↔ `<=`), a `(n - 1) * size` offset that
+//! opposite, a logical connector swapped (`&&` ↔ `||`), a boundary moved (`<` ↔ `<=`), a `(n - 1) * size` offset that
 //! lost its `- 1`. They read only what changed, so confidence is lower than
 //! for pattern rules and the critic's threshold decides what ships.
 
@@ -59,8 +59,8 @@ static INVERTED_META: RuleMeta = RuleMeta {
     severity: Severity::Major,
     confidence: 0.7,
     title: "Condition inverted",
-    rationale: "This change replaces a comparison with its exact opposite while both sides stay the \
-same, so the guard now accepts what it rejected and rejects what it accepted. If the behaviour really \
+    rationale: "This change replaces a comparison with its exact opposite (or `&&`/`and` with \
+`||`/`or`, or the reverse) while every operand stays the same, so the guard now accepts what it rejected and rejects what it accepted. If the behaviour really \
 was meant to flip, the callers and tests that relied on it need to change too.",
 };
 
@@ -75,6 +75,12 @@ impl Rule for ConditionChanged {
         let mut hits = Vec::new();
         for h in &file.hunks {
             for (old, n, new) in similar_pairs(h) {
+                // A logical connector replaced (`&&` ↔ `||`, `and` ↔ `or`),
+                // every operand the same: in any boolean expression, guard or not.
+                if connector_swapped(old, new, lang) {
+                    hits.push(Hit::at(n, format!("`{}` became `{}`", old.trim(), new.trim())));
+                    continue;
+                }
                 if !is_guard(new) {
                     continue;
                 }
@@ -130,6 +136,30 @@ fn negation_toggled(old: &str, new: &str, lang: Lang) -> bool {
             && (0..long.len()).any(|i| long[i] == neg && long[..i] == short[..i] && long[i + 1..] == short[i..])
     };
     one_more(&b, &a) || one_more(&a, &b)
+}
+
+static LOGIC_TOKEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+|&&|\|\||!=|==|<=|>=|\S").unwrap());
+
+/// Whether `new` is `old` with exactly one logical connector replaced by the
+/// other (`&&` ↔ `||`; `and` ↔ `or` in Python), every other token the same.
+fn connector_swapped(old: &str, new: &str, lang: Lang) -> bool {
+    let (and, or) = if lang == Lang::Python {
+        ("and", "or")
+    } else {
+        ("&&", "||")
+    };
+    let tokens = |s: &str| {
+        LOGIC_TOKEN
+            .find_iter(s)
+            .map(|m| m.as_str().to_string())
+            .collect::<Vec<_>>()
+    };
+    let (a, b) = (tokens(old), tokens(new));
+    if a.len() != b.len() {
+        return false;
+    }
+    let diffs: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+    matches!(diffs.as_slice(), [i] if (a[*i] == and && b[*i] == or) || (a[*i] == or && b[*i] == and))
 }
 
 /// `(page - 1) * size` replaced by `page * size` (or the reverse).
@@ -307,5 +337,31 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn a_logical_connector_swapped_with_the_same_operands() {
+        let js = |l: &[&str]| ConditionChanged.check(&diff("a.js", l), Lang::JavaScript);
+        assert_eq!(
+            js(&[
+                "-  const ok = isReady(a) || isCached(a);",
+                "+  const ok = isReady(a) && isCached(a);"
+            ])
+            .len(),
+            1
+        );
+        assert_eq!(
+            hits(
+                &ConditionChanged,
+                &["-    if user and user.active:", "+    if user or user.active:"]
+            )
+            .len(),
+            1
+        );
+        // Another operand too, or a connector added: not a plain swap.
+        assert!(js(&["-  if (a || b) {", "+  if (a && c) {"]).is_empty());
+        assert!(js(&["-  if (a || b) {", "+  if (a || b || c) {"]).is_empty());
+        // `|` and `&` (bitwise) are not connectors.
+        assert!(js(&["-  const m = a | b;", "+  const m = a & b;"]).is_empty());
     }
 }
