@@ -5,7 +5,7 @@
 
 use std::sync::LazyLock;
 
-use quorum_core::{Category, FileDiff, Severity};
+use quorum_core::{Category, FileDiff, LineKind, Severity};
 use regex::Regex;
 
 use super::{Hit, Rule, RuleMeta, similar_pairs};
@@ -160,6 +160,80 @@ fn connector_swapped(old: &str, new: &str, lang: Lang) -> bool {
     }
     let diffs: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
     matches!(diffs.as_slice(), [i] if (a[*i] == and && b[*i] == or) || (a[*i] == or && b[*i] == and))
+}
+
+/// Rust: a `checked_*` operation replaced by its `wrapping_*` /
+/// `overflowing_*` / `unchecked_*` form (the overflow error is gone).
+pub struct OverflowNowWraps;
+
+static WRAP_META: RuleMeta = RuleMeta {
+    id: "overflow-now-wraps",
+    category: Category::Bug,
+    severity: Severity::Major,
+    confidence: 0.75,
+    title: "Overflow now wraps silently",
+    rationale: "A `checked_*` operation that reported overflow is replaced by one that wraps (or is \
+unchecked), so a value past the type's range now becomes a different, wrong number instead of an \
+error (CWE-190). Keep the checked form, or show why overflow cannot happen here.",
+};
+
+static CHECKED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(\w+)\s*\.\s*checked_(add|sub|mul|div|rem|pow|neg|shl|shr)\b").unwrap());
+static WRAPPING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(\w+)\s*\.\s*(?:wrapping|overflowing|unchecked)_(add|sub|mul|div|rem|pow|neg|shl|shr)\b").unwrap()
+});
+
+impl Rule for OverflowNowWraps {
+    fn meta(&self) -> &'static RuleMeta {
+        &WRAP_META
+    }
+    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+        if lang != Lang::Rust {
+            return vec![];
+        }
+        let mut hits = Vec::new();
+        for h in &file.hunks {
+            // Each run of removed lines and the added lines after it: an
+            // added `x.wrapping_op(` where a removed line had `x.checked_op(`
+            // (the error handling around it usually goes too, so the lines
+            // are matched on the operation, not on similarity).
+            let mut removed: Vec<&str> = vec![];
+            let mut in_added = false;
+            for l in &h.lines {
+                match l.kind {
+                    LineKind::Removed => {
+                        if in_added {
+                            removed.clear();
+                            in_added = false;
+                        }
+                        removed.push(&l.text);
+                    }
+                    LineKind::Added => {
+                        in_added = true;
+                        if CHECKED.is_match(&l.text) {
+                            continue;
+                        }
+                        let hit = WRAPPING.captures_iter(&l.text).find(|w| {
+                            removed
+                                .iter()
+                                .any(|r| CHECKED.captures_iter(r).any(|c| c[1] == w[1] && c[2] == w[2]))
+                        });
+                        if let (Some(w), Some(n)) = (hit, l.new_line) {
+                            hits.push(Hit::at(
+                                n,
+                                format!("`{}.checked_{}` became `{}`", &w[1], &w[2], l.text.trim()),
+                            ));
+                        }
+                    }
+                    LineKind::Context => {
+                        removed.clear();
+                        in_added = false;
+                    }
+                }
+            }
+        }
+        hits
+    }
 }
 
 /// `(page - 1) * size` replaced by `page * size` (or the reverse).
@@ -363,5 +437,48 @@ mod tests {
         assert!(js(&["-  if (a || b) {", "+  if (a || b || c) {"]).is_empty());
         // `|` and `&` (bitwise) are not connectors.
         assert!(js(&["-  const m = a | b;", "+  const m = a & b;"]).is_empty());
+    }
+
+    #[test]
+    fn checked_arithmetic_replaced_by_wrapping() {
+        let rs = |l: &[&str]| OverflowNowWraps.check(&diff("src/n.rs", l), Lang::Rust);
+        assert_eq!(
+            rs(&[
+                "-        value = value.checked_mul(10).ok_or(Error::Overflow)?;",
+                "+        value = value.wrapping_mul(10);",
+            ])
+            .len(),
+            1
+        );
+        // Still checked, another operation, or not Rust: nothing.
+        assert!(
+            rs(&[
+                "-        let x = a.checked_add(b)?;",
+                "+        let x = a.checked_add(b).ok_or(E)?;"
+            ])
+            .is_empty()
+        );
+        assert!(
+            rs(&[
+                "-        let x = a.checked_add(b)?;",
+                "+        let x = a.wrapping_mul(b);"
+            ])
+            .is_empty()
+        );
+        assert!(
+            rs(&[
+                "-        let h = h.wrapping_mul(31);",
+                "+        let h = h.wrapping_mul(37);"
+            ])
+            .is_empty()
+        );
+        assert!(
+            OverflowNowWraps
+                .check(
+                    &diff("a.py", &["-    x = a.checked_add(b)", "+    x = a.wrapping_add(b)"]),
+                    Lang::Python
+                )
+                .is_empty()
+        );
     }
 }
