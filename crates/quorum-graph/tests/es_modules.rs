@@ -374,3 +374,28 @@ fn a_jsdoc_parameter_type_names_the_receiver_class_in_plain_javascript() {
         ["lib/command::Command.name", "trim?"]
     );
 }
+
+#[test]
+fn typescript_class_fields_and_parameter_properties_name_the_receiver() {
+    let repo = "export class Repo {\n  find(id: string) {\n    return id;\n  }\n}\n";
+    let svc = "import { Repo } from './repo';\n\nexport class Service {\n  private cache: Repo;\n  private other;\n\n  constructor(private repo: Repo, plain: Repo) {\n    this.cache = plain;\n  }\n\n  load(id: string) {\n    this.repo.find(id);\n    this.cache.find(id);\n    this.other.find(id);\n  }\n}\n";
+    let g = graph(&[("src/repo.ts", repo), ("src/service.ts", svc)]);
+    assert_eq!(
+        names(&g, "src/service::Service.load", EdgeKind::Calls),
+        ["src/repo::Repo.find", "src/repo::Repo.find", "find?"]
+    );
+}
+
+#[test]
+fn a_typescript_return_type_that_now_admits_undefined() {
+    let lib = "export function first(xs: string[]): string {\n  return xs[0];\n}\n";
+    let app = "import { first } from './list';\n\nexport function upper(xs: string[]) {\n  return first(xs).toUpperCase();\n}\n";
+    let files = [("src/list.ts", lib), ("src/app.ts", app)];
+    let r = change(&files, "src/list.ts", "): string {", "): string | undefined {");
+    assert_eq!(breaks(&r), [at("src/app.ts:4", BreakKind::NoneResult)]);
+    // A return type that already admitted it: no change to report.
+    let lib = "export function first(xs: string[]): string | null {\n  return xs[0];\n}\n";
+    let files = [("src/list.ts", lib), ("src/app.ts", app)];
+    let r = change(&files, "src/list.ts", "): string | null {", "): string | undefined {");
+    assert_eq!(breaks(&r), []);
+}

@@ -91,6 +91,20 @@ impl Walker<'_, '_> {
                 self.js_import(node);
                 return;
             }
+            (Lang::TypeScript | Lang::Tsx, "public_field_definition") => {
+                // `private repo: Repo;` — `this.repo` is a `Repo` in the class.
+                if let (Some(name), Some(t)) = (
+                    node.child_by_field_name("name"),
+                    node.child_by_field_name("type").and_then(|t| t.named_child(0)),
+                ) && t.kind() == "type_identifier"
+                    && scope.is_some()
+                {
+                    self.typed.insert(
+                        (scope, format!("this.{}", text(name, self.src))),
+                        format!("{}()", text(t, self.src)),
+                    );
+                }
+            }
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "export_statement") => self.js_export(node),
             (Lang::JavaScript, "comment") => {
                 // JSDoc type imports: `@typedef {import("./m.js").X} Y`.
@@ -378,6 +392,19 @@ impl Walker<'_, '_> {
 
     /// `x.m` where `x`'s class is known in scope → `C().m`.
     fn typed_callee(&self, callee: String, scope: Option<u32>) -> String {
+        // `this.repo.find`: a class field (or parameter property) of known class.
+        let parts: Vec<&str> = callee.splitn(3, '.').collect();
+        if let [this @ "this", field, rest] = parts.as_slice() {
+            let key = format!("{this}.{field}");
+            let mut s = scope;
+            while let Some(sc) = s {
+                if let Some(t) = self.typed.get(&(Some(sc), key.clone())) {
+                    return format!("{t}.{rest}");
+                }
+                s = self.facts.symbols[sc as usize].parent;
+            }
+            return callee;
+        }
         let Some((first, rest)) = callee.split_once('.') else {
             return callee;
         };
@@ -453,6 +480,15 @@ impl Walker<'_, '_> {
                     .unwrap_or_default(),
                 None => String::new(),
             };
+            // `constructor(private repo: Repo)`: also `this.repo` in the class.
+            let property = has_child(p, &["accessibility_modifier", "readonly"]);
+            if property
+                && !class.is_empty()
+                && let Some(class_idx) = self.facts.symbols[idx as usize].parent
+            {
+                self.typed
+                    .insert((Some(class_idx), format!("this.{name}")), class.clone());
+            }
             self.typed.insert((Some(idx), name.to_string()), class);
         }
     }
@@ -1043,6 +1079,15 @@ fn is_async_or_generator(func: Node<'_>) -> bool {
 fn js_returns_none(func: Node<'_>, src: &[u8]) -> bool {
     if is_async_or_generator(func) {
         return false;
+    }
+    // TypeScript says so: `): T | undefined`, `): T | null`.
+    if let Some(rt) = func.child_by_field_name("return_type") {
+        let t = text(rt, src);
+        if t.split(['|', ':', ' ', '<', '>', '(', ')'])
+            .any(|w| matches!(w, "null" | "undefined"))
+        {
+            return true;
+        }
     }
     let Some(body) = func.child_by_field_name("body") else {
         return false;
