@@ -62,6 +62,10 @@ pub(crate) struct Paths<'g> {
     /// (crate prefix, `Type.method`) → method ids.
     rust_methods: HashMap<(String, String), Vec<u32>>,
     go_dirs: HashMap<&'g str, Vec<u32>>,
+    /// Java files by file name (`Cart.java`).
+    java_files: HashMap<&'g str, Vec<u32>>,
+    /// Go import path → the repository directory it names (computed once).
+    go_imports: HashMap<&'g str, Option<String>>,
 }
 
 fn is_js(lang: Lang) -> bool {
@@ -133,6 +137,7 @@ impl<'g> Paths<'g> {
         let mut rust_types: HashMap<(String, String), Vec<u32>> = HashMap::new();
         let mut rust_methods: HashMap<(String, String), Vec<u32>> = HashMap::new();
         let mut go_dirs: HashMap<&str, Vec<u32>> = HashMap::new();
+        let mut java_files: HashMap<&str, Vec<u32>> = HashMap::new();
         for (fi, f) in g.files().iter().enumerate() {
             let fi = fi as u32;
             by_path.insert(f.path.as_str(), fi);
@@ -157,17 +162,32 @@ impl<'g> Paths<'g> {
                     }
                 }
                 Lang::Go => go_dirs.entry(dir_of(&f.path)).or_default().push(fi),
+                Lang::Java => java_files
+                    .entry(f.path.rsplit('/').next().unwrap_or(&f.path))
+                    .or_default()
+                    .push(fi),
                 _ => {}
             }
         }
-        Paths {
+        let mut p = Paths {
             g,
             by_path,
             rust_mods,
             rust_types,
             rust_methods,
             go_dirs,
+            java_files,
+            go_imports: HashMap::new(),
+        };
+        for f in g.files().iter().filter(|f| f.lang == Lang::Go) {
+            for imp in &f.imports {
+                if !p.go_imports.contains_key(imp.module.as_str()) {
+                    let dir = p.go_dir_of(&imp.module);
+                    p.go_imports.insert(imp.module.as_str(), dir);
+                }
+            }
         }
+        p
     }
 
     fn file(&self, fi: u32) -> &'g FileFacts {
@@ -656,12 +676,18 @@ impl<'g> Paths<'g> {
     /// An import path's package directory in the repository (the longest
     /// directory the import path ends with).
     fn go_package(&self, import: &str) -> Entity {
+        match self.go_imports.get(import) {
+            Some(Some(d)) => Entity::GoPkg(d.clone()),
+            _ => Entity::External,
+        }
+    }
+
+    fn go_dir_of(&self, import: &str) -> Option<String> {
         self.go_dirs
             .keys()
             .filter(|d| !d.is_empty() && (import == **d || import.ends_with(&format!("/{d}"))))
             .max_by_key(|d| d.len())
-            .map(|d| Entity::GoPkg(d.to_string()))
-            .unwrap_or(Entity::External)
+            .map(|d| d.to_string())
     }
 
     fn go_pkg_member(&self, dir: &str, name: &str) -> Option<u32> {
@@ -687,12 +713,13 @@ impl<'g> Paths<'g> {
         let file = match f.imports.iter().find(|i| i.local == name) {
             Some(imp) => {
                 let want = format!("{}.java", imp.module.replace('.', "/"));
-                self.by_path
-                    .iter()
-                    .find(|(p, _)| {
+                let base = want.rsplit('/').next().unwrap_or(&want);
+                self.java_files.get(base).and_then(|fs| {
+                    fs.iter().copied().find(|&i| {
+                        let p = &self.file(i).path;
                         p.ends_with(&want) && (p.len() == want.len() || p[..p.len() - want.len()].ends_with('/'))
                     })
-                    .map(|(_, &i)| i)
+                })
             }
             None => {
                 let want = join_path(dir_of(&f.path), &format!("{name}.java"));
