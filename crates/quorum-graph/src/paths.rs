@@ -331,6 +331,16 @@ impl<'g> Paths<'g> {
             (Lang::Rust, _) => {
                 // The longest prefix of the qualifier that is a path.
                 let segs: Vec<&str> = quals.iter().map(|q| q.strip_suffix("()").unwrap_or(q)).collect();
+                if let [q] = quals
+                    && let Some(unit) = q.strip_suffix("()")
+                {
+                    // `Unit.m()`: a value of the unit struct `Unit`.
+                    return match self.rust_path(fi, scope, &[unit], depth) {
+                        Entity::Class(c) => Entity::Instance(c),
+                        Entity::External => Entity::External,
+                        _ => Entity::Unknown,
+                    };
+                }
                 if quals.iter().any(|q| q.ends_with("()")) {
                     return Entity::Unknown;
                 }

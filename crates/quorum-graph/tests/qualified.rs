@@ -293,3 +293,32 @@ fn rust_test_crates_see_their_own_modules_and_glob_imports() {
     // Without `mod util; use util::*` the name is not in scope.
     assert_eq!(names(&g, "tests/test_other::other", EdgeKind::Calls), ["req?"]);
 }
+
+#[test]
+fn a_rust_method_called_on_a_unit_struct_value_is_bound() {
+    let files = [(
+        "src/lib.rs",
+        "pub struct Rule;\n\nimpl Rule {\n    pub fn check(&self, input: &str) -> bool {\n        true\n    }\n}\n\npub fn run() -> bool {\n    Rule.check(\"a\") && Rule::check(&Rule, \"b\")\n}\n",
+    )];
+    let g = graph(&files);
+    assert_eq!(
+        names(&g, "src/lib::run", EdgeKind::Calls),
+        ["src/lib::Rule.check", "src/lib::Rule.check"]
+    );
+    // Both calls fit; a new parameter breaks both.
+    let lib = files[0].1;
+    let r = change(
+        &files,
+        "src/lib.rs",
+        &lib.replace("input: &str)", "input: &str, strict: bool)"),
+    );
+    assert_eq!(
+        breaks(&r),
+        [
+            ("src/lib.rs:10".to_string(), BreakKind::Arity),
+            ("src/lib.rs:10".to_string(), BreakKind::Arity)
+        ]
+    );
+    let r = change(&files, "src/lib.rs", &lib.replace("input: &str)", "text: &str)"));
+    assert_eq!(breaks(&r), []);
+}

@@ -1312,9 +1312,18 @@ fn path_of(node: Node<'_>, src: &[u8]) -> String {
             }
         }
         "field_expression" => {
+            // Rust `Unit.method()`: a method call on a value of the unit
+            // struct (an instance, written `Unit()`), unlike `Unit::f()`.
             let value = node
                 .child_by_field_name("value")
-                .map(|v| path_of(v, src))
+                .map(|v| {
+                    let p = path_of(v, src);
+                    if v.kind() == "identifier" && p.chars().next().is_some_and(char::is_uppercase) {
+                        format!("{p}()")
+                    } else {
+                        p
+                    }
+                })
                 .unwrap_or_else(|| "?".into());
             let field = node.child_by_field_name("field").map(|f| text(f, src)).unwrap_or("?");
             format!("{value}.{field}")
