@@ -106,7 +106,7 @@ test: deps-test deps-deploy lint unit fixture-tests deploy-check eval-check held
 # other mode is gated as usual.
 HELDOUT_DIR := $(HOME)/.cache/quorum/heldout
 HELDOUT := pypi:click:8.1.7:src pypi:requests:2.32.3:src \
-  npm:immer:10.1.1:src npm:commander:12.1.0:. crates:semver:1.0.23:.:graph_rag
+  npm:immer:10.1.1:src npm:commander:12.1.0:. crates:semver:1.0.23:.
 HELDOUT_MODES := diff_only full_files graph_rag
 heldout-check: build
 	@for spec in $(HELDOUT); do \

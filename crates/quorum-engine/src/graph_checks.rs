@@ -26,7 +26,12 @@ pub fn check(report: &ImpactReport, diffs: &[FileDiff], agent: AgentRole) -> Vec
             continue;
         };
         let Some(line) = anchor(c, diff) else { continue };
-        for kind in [BreakKind::Arity, BreakKind::Removed, BreakKind::NoneResult] {
+        for kind in [
+            BreakKind::Arity,
+            BreakKind::Removed,
+            BreakKind::NoneResult,
+            BreakKind::ReturnShape,
+        ] {
             let sites: Vec<&BrokenCall> = c.broken_calls.iter().filter(|b| b.kind == kind).collect();
             if sites.is_empty() {
                 continue;
@@ -51,16 +56,34 @@ pub fn check(report: &ImpactReport, diffs: &[FileDiff], agent: AgentRole) -> Vec
                         0.9,
                     )
                 }
-                BreakKind::NoneResult => (
+                BreakKind::NoneResult => {
+                    let none = if c.path.ends_with(".py") || c.path.ends_with(".pyi") {
+                        "None"
+                    } else {
+                        "null/undefined"
+                    };
+                    (
+                        format!(
+                            "`{name}` can now return {none}; {} caller(s) use the result directly",
+                            sites.len()
+                        ),
+                        format!(
+                            "`{name}` did not return {none} before this change and now can, while these callers dereference its result at once (attribute, index, call, destructuring or iteration) and would fail on {none}. Check the result at each call site, or keep returning a value."
+                        ),
+                        "graph:none-result-dereferenced",
+                        0.8,
+                    )
+                }
+                BreakKind::ReturnShape => (
                     format!(
-                        "`{name}` can now return None; {} caller(s) use the result directly",
+                        "`{name}` changed the shape of its result; {} caller(s) still read the old keys",
                         sites.len()
                     ),
                     format!(
-                        "`{name}` did not return None before this change and now can, while these callers dereference its result at once (attribute, index, arithmetic or iteration) and would raise on None. Check for None at each call site, or raise instead of returning None."
+                        "Every `return` of `{name}` gave these keys before this change and none does now, while these callers still read them from the result (they get undefined). Update the callers in the same change, or keep the old keys."
                     ),
-                    "graph:none-result-dereferenced",
-                    0.8,
+                    "graph:return-shape-breaks-callers",
+                    0.85,
                 ),
             };
             let (file, at, why) = match kind {
@@ -309,5 +332,55 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn typescript_contract_breaks_in_untouched_files_are_reported_and_std_namesakes_are_not() {
+        let tree = vec![
+            (
+                "src/geo.ts".to_string(),
+                "export function area(w: number, h: number) {\n  return { size: w * h, unit: 'm2' };\n}\n".to_string(),
+            ),
+            (
+                "src/view.ts".to_string(),
+                "import { area } from './geo';\n\nexport function label(w: number, h: number) {\n  const { size } = area(w, h);\n  return `${size}`;\n}\n".to_string(),
+            ),
+        ];
+        let (base, _) = build(tree, None);
+        let new = "export function area(w: number, h: number) {\n  return { value: w * h, unit: 'm2' };\n}\n";
+        let (head, _) = overlay(&base, &[("src/geo.ts".into(), Some(new.into()))]);
+        let patch = "@@ -1,3 +1,3 @@\n export function area(w: number, h: number) {\n-  return { size: w * h, unit: 'm2' };\n+  return { value: w * h, unit: 'm2' };\n }\n";
+        let diffs = vec![parse_file_patch("src/geo.ts", None, FileStatus::Modified, patch).0];
+        let f = check(
+            &impact(&base, &head, &diffs, ImpactOptions::default()),
+            &diffs,
+            AgentRole::Reviewer,
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].rule.as_deref(), Some("graph:return-shape-breaks-callers"));
+        assert_eq!((f[0].file.as_str(), f[0].line), ("src/geo.ts", 2));
+        assert!(f[0].explanation.contains("src/view.ts:4"), "{}", f[0].explanation);
+        assert!(f[0].explanation.contains("files this change does not touch"));
+
+        // A Rust associated function renamed: only calls through its own type
+        // are broken, never the standard library's function of that name.
+        let tree = vec![
+            (
+                "src/id.rs".to_string(),
+                "pub struct Id;\n\nimpl Id {\n    pub fn new_unchecked(s: &str) -> Id {\n        let _ = unsafe { std::ptr::NonNull::new_unchecked(s.as_ptr() as *mut u8) };\n        Id\n    }\n}\n".to_string(),
+            ),
+            ("src/lib.rs".to_string(), "mod id;\n".to_string()),
+        ];
+        let (base, _) = build(tree, None);
+        let new = "pub struct Id;\n\nimpl Id {\n    pub fn from_str_unchecked(s: &str) -> Id {\n        let _ = unsafe { std::ptr::NonNull::new_unchecked(s.as_ptr() as *mut u8) };\n        Id\n    }\n}\n";
+        let (head, _) = overlay(&base, &[("src/id.rs".into(), Some(new.into()))]);
+        let patch = "@@ -1,6 +1,6 @@\n pub struct Id;\n \n impl Id {\n-    pub fn new_unchecked(s: &str) -> Id {\n+    pub fn from_str_unchecked(s: &str) -> Id {\n         let _ = unsafe { std::ptr::NonNull::new_unchecked(s.as_ptr() as *mut u8) };\n         Id\n     }\n";
+        let diffs = vec![parse_file_patch("src/id.rs", None, FileStatus::Modified, patch).0];
+        let f = check(
+            &impact(&base, &head, &diffs, ImpactOptions::default()),
+            &diffs,
+            AgentRole::Reviewer,
+        );
+        assert!(f.is_empty(), "{f:?}");
     }
 }

@@ -19,7 +19,7 @@ impl OfflineEngine {
     /// The rules this role runs offline.
     pub fn rules(&self) -> Vec<&'static dyn Rule> {
         match self.role {
-            AgentRole::Reviewer => vec![&logic::ConditionChanged, &logic::OffsetShift],
+            AgentRole::Reviewer => vec![&logic::ConditionChanged, &logic::OffsetShift, &logic::OverflowNowWraps],
             AgentRole::Security => vec![&authz::AuthorizationRemoved],
             AgentRole::Tests | AgentRole::Static => vec![],
         }

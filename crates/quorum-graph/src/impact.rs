@@ -12,10 +12,11 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use quorum_core::{FileDiff, LineKind};
 use serde::Serialize;
 
-use crate::extract::{ResultUse, SymbolKind};
+use crate::extract::{CallFact, Param, ResultUse, SymbolKind};
+use crate::lang::Lang;
 use crate::model::{EdgeKind, Graph, Target};
 use crate::resolve::RESOLVED;
-use crate::signature::{self, Misfit};
+use crate::signature;
 
 /// Report options.
 #[derive(Debug, Clone, Copy)]
@@ -63,6 +64,8 @@ pub enum BreakKind {
     Removed,
     /// It dereferences the result, which can now be `None`.
     NoneResult,
+    /// It reads a key of the result that the function no longer returns.
+    ReturnShape,
 }
 
 /// A call site the change breaks.
@@ -150,17 +153,19 @@ pub fn impact(base: &Graph, head: &Graph, diffs: &[FileDiff], opts: ImpactOption
             (Some(o), Some(n), ChangeKind::Modified) if o != n => Some((o.clone(), n.clone())),
             _ => None,
         };
+        let old_params = base.find(&qname).and_then(|b| base.symbol(b).params);
         let mut broken_calls = match kind {
             ChangeKind::Removed => removed_callers(base, head, id),
-            _ if signature.is_some() => misfits(head, id),
+            _ if signature.is_some() => misfits(head, id, old_params),
             _ => vec![],
         };
         if kind == ChangeKind::Modified
             && let (Some(b), Some(h)) = (base.find(&qname), head.find(&qname))
-            && !base.symbol(b).returns_none
-            && head.symbol(h).returns_none
         {
-            broken_calls.extend(none_users(head, h));
+            if !base.symbol(b).returns_none && head.symbol(h).returns_none {
+                broken_calls.extend(none_users(head, h));
+            }
+            broken_calls.extend(key_users(base, b, head, h));
         }
         changed.push(ChangedSymbol {
             qname,
@@ -258,17 +263,35 @@ pub fn tests_reaching(g: &Graph, id: u32, hops: u8) -> Vec<String> {
 
 /// Resolved call sites of `id` (in the head graph) that do not fit its
 /// signature. A class's `__init__` is checked at the class's call sites.
-fn misfits(head: &Graph, id: u32) -> Vec<BrokenCall> {
+/// Outside Python, a call that did not fit the old signature either is left
+/// alone (an optional parameter the language does not mark), and a call
+/// still passing its arguments in an order the change permuted, or a
+/// positional value where an options object is now destructured, breaks.
+fn misfits(head: &Graph, id: u32, old: Option<&[Param]>) -> Vec<BrokenCall> {
     let info = head.symbol(id);
     let Some(params) = info.params else { return vec![] };
+    let python = head.file_of(id).lang == Lang::Python;
     let is_static = info.decorators.iter().any(|d| d == "staticmethod");
-    let mut targets = vec![(id, info.kind == SymbolKind::Method && !is_static)];
-    if info.name == "__init__"
+    let method_like = if python {
+        info.kind == SymbolKind::Method && !is_static
+    } else {
+        params.first().is_some_and(|p| p.name == "self")
+    };
+    let mut targets = vec![(id, method_like)];
+    // A constructor is checked where its class is called (`Cls(…)`, `new Cls(…)`).
+    let constructor = if python { "__init__" } else { "constructor" };
+    if info.name == constructor
         && let Some(class) = head.find(info.qname.rsplit_once('.').map(|(c, _)| c).unwrap_or(""))
     {
-        targets.push((class, true));
+        targets.push((class, python));
     }
-    let class_name = info.qname.rsplit('.').nth(1).unwrap_or("").to_string();
+    let local_qname = if python {
+        info.qname.as_str()
+    } else {
+        info.qname.split_once("::").map(|(_, q)| q).unwrap_or(&info.qname)
+    };
+    let class_name = local_qname.rsplit('.').nth(1).unwrap_or("").to_string();
+    let permuted = old.and_then(|o| permutation(o, params));
     let mut out = vec![];
     for (target, method_like) in targets {
         for e in head.incoming(target) {
@@ -277,15 +300,39 @@ fn misfits(head: &Graph, id: u32) -> Vec<BrokenCall> {
             }
             let Some(call) = head.call_of(e) else { continue };
             // `Class.method(obj, …)` passes self explicitly; `obj.method(…)` does not.
-            let via_class = call.callee.rsplit('.').nth(1) == Some(class_name.as_str());
+            let qualifier = call.callee.rsplit('.').nth(1);
+            let via_class = qualifier == Some(class_name.as_str()) || (!python && qualifier == Some("Self"));
             let classmethod = info.decorators.iter().any(|d| d == "classmethod");
             let bound = if target == id {
                 method_like && (!via_class || classmethod)
             } else {
-                true
+                method_like
             };
-            if let Some(m) = signature::check(params, call, bound) {
-                out.push(broken(head, e.from, call.line, &call.text, &m));
+            let skip = if bound && method_like { 1 } else { 0 };
+            let misfit = signature::check(params, call, bound);
+            let fitted_before = old.is_none_or(|o| signature::check(o, call, bound).is_none());
+            let problem = match misfit {
+                Some(m) if python || fitted_before => Some(m.to_string()),
+                Some(_) => None,
+                None if call.spread => None,
+                None => match &permuted {
+                    Some((at, old_order)) if (call.positional as usize) + skip > *at => Some(format!(
+                        "passes its arguments positionally in the old order {old_order}; the parameters are now {}",
+                        signature::render(&params[skip.min(params.len())..])
+                    )),
+                    _ => options_object(old, params, skip, call),
+                },
+            };
+            if let Some(problem) = problem {
+                let s = head.symbol(e.from);
+                out.push(BrokenCall {
+                    path: s.path.to_string(),
+                    line: call.line,
+                    caller: s.qname.clone(),
+                    text: call.text.clone(),
+                    problem,
+                    kind: BreakKind::Arity,
+                });
             }
         }
     }
@@ -293,18 +340,69 @@ fn misfits(head: &Graph, id: u32) -> Vec<BrokenCall> {
     out
 }
 
+/// The same parameters in another order: the first moved position and the
+/// old order, rendered.
+fn permutation(old: &[Param], new: &[Param]) -> Option<(usize, String)> {
+    if old.len() != new.len() || old.len() < 2 {
+        return None;
+    }
+    fn names(ps: &[Param]) -> Vec<&str> {
+        let mut v: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
+        v.sort_unstable();
+        v
+    }
+    if names(old) != names(new) || old.iter().zip(new).any(|(a, b)| a.name == b.name && a.kind != b.kind) {
+        return None;
+    }
+    let at = old.iter().zip(new).position(|(a, b)| a.name != b.name)?;
+    Some((at, signature::render(old)))
+}
+
+/// A positional parameter turned into a destructured options object
+/// (`f(a, b)` → `f({ a, b })`) while a call still passes a plain literal
+/// there, or the reverse (`f({ a, b })` → `f(a, b)`) while a call still
+/// passes an object literal.
+fn options_object(old: Option<&[Param]>, new: &[Param], skip: usize, call: &CallFact) -> Option<String> {
+    let old = old?;
+    let destructured = |p: &Param| p.name.starts_with('{');
+    for (at, (was, now)) in old.iter().zip(new).enumerate().skip(skip) {
+        let arg = (at - skip) as u32;
+        if arg >= call.positional {
+            break;
+        }
+        if destructured(now) && !destructured(was) && call.literal_args.contains(&arg) {
+            return Some(format!(
+                "passes a plain value where `{}` was, but the function now takes an options object {}",
+                was.name, now.name
+            ));
+        }
+        if destructured(was) && !destructured(now) && call.object_args.contains(&arg) {
+            return Some(format!(
+                "passes an options object, but the function now takes positional parameters {}",
+                signature::render(&new[skip..])
+            ));
+        }
+    }
+    None
+}
+
 /// Resolved call sites that dereference the result of `id`, which can now be `None`.
 fn none_users(head: &Graph, id: u32) -> Vec<BrokenCall> {
     let name = head.symbol(id).name.to_string();
+    let none = if head.file_of(id).lang == Lang::Python {
+        "None"
+    } else {
+        "null/undefined"
+    };
     let mut out: Vec<BrokenCall> = head
         .incoming(id)
         .filter(|e| e.kind == EdgeKind::Calls && e.to == Target::Symbol(id) && e.confidence >= RESOLVED)
         .filter_map(|e| head.call_of(e).map(|c| (e, c)))
         .filter_map(|(e, c)| {
             let problem = match c.result_use {
-                ResultUse::Direct => format!("uses the result directly, but `{name}` can now return None"),
+                ResultUse::Direct => format!("uses the result directly, but `{name}` can now return {none}"),
                 ResultUse::AssignedThenUsed(at) => format!(
-                    "assigns the result and dereferences it at line {at} without a None check, but `{name}` can now return None"
+                    "assigns the result and dereferences it at line {at} without a {none} check, but `{name}` can now return {none}"
                 ),
                 _ => return None,
             };
@@ -323,6 +421,54 @@ fn none_users(head: &Graph, id: u32) -> Vec<BrokenCall> {
     out
 }
 
+/// Resolved call sites that read a key of the result (`f().a`,
+/// `const { a } = f()`, `x = f(); x.a`) which every old `return` gave and
+/// no new `return` does.
+fn key_users(base: &Graph, b: u32, head: &Graph, h: u32) -> Vec<BrokenCall> {
+    let (Some(old), Some(new)) = (
+        base.fact(b).and_then(|s| s.return_keys.as_ref()),
+        head.fact(h).and_then(|s| s.return_keys.as_ref()),
+    ) else {
+        return vec![];
+    };
+    let gone: Vec<&String> = old.iter().filter(|k| !new.contains(k)).collect();
+    if gone.is_empty() {
+        return vec![];
+    }
+    let name = head.symbol(h).name.to_string();
+    let mut out: Vec<BrokenCall> = head
+        .incoming(h)
+        .filter(|e| e.kind == EdgeKind::Calls && e.to == Target::Symbol(h) && e.confidence >= RESOLVED)
+        .filter_map(|e| head.call_of(e).map(|c| (e, c)))
+        .filter_map(|(e, c)| {
+            let read: Vec<String> = c
+                .result_keys
+                .iter()
+                .filter(|k| gone.contains(k))
+                .map(|k| format!("`{k}`"))
+                .collect();
+            if read.is_empty() {
+                return None;
+            }
+            let s = head.symbol(e.from);
+            Some(BrokenCall {
+                path: s.path.to_string(),
+                line: c.line,
+                caller: s.qname.clone(),
+                text: c.text.clone(),
+                problem: format!(
+                    "reads {} of the result, which `{name}` no longer returns (it now returns {{ {} }})",
+                    read.join(", "),
+                    new.join(", ")
+                ),
+                kind: BreakKind::ReturnShape,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    out
+}
+
 /// Call sites of a removed symbol in files the PR leaves in place.
 fn removed_callers(base: &Graph, head: &Graph, id: u32) -> Vec<BrokenCall> {
     let name = base.symbol(id).name.to_string();
@@ -332,12 +478,24 @@ fn removed_callers(base: &Graph, head: &Graph, id: u32) -> Vec<BrokenCall> {
             continue;
         }
         let caller = base.symbol(e.from);
-        // Still there, unchanged, and still calling it?
+        // Still there, unchanged, still calling it, and no longer resolved
+        // to any symbol (moved and re-exported under that name is fine)?
         let still = head.file(caller.path).is_some_and(|f| {
             f.calls
                 .iter()
                 .any(|c| c.line == e.line && c.callee.rsplit('.').next() == Some(name.as_str()))
         });
+        let resolved_in_head = head.enclosing(caller.path, e.line).is_some_and(|from| {
+            head.outgoing(from).any(|he| {
+                he.kind == EdgeKind::Calls
+                    && he.line == e.line
+                    && matches!(he.to, Target::Symbol(_))
+                    && head
+                        .call_of(he)
+                        .is_some_and(|c| c.callee.rsplit('.').next() == Some(name.as_str()))
+            })
+        });
+        let still = still && !resolved_in_head;
         if let (true, Some(call)) = (still, base.call_of(e)) {
             out.push(BrokenCall {
                 path: caller.path.to_string(),
@@ -350,16 +508,4 @@ fn removed_callers(base: &Graph, head: &Graph, id: u32) -> Vec<BrokenCall> {
         }
     }
     out
-}
-
-fn broken(g: &Graph, from: u32, line: u32, text: &str, m: &Misfit) -> BrokenCall {
-    let s = g.symbol(from);
-    BrokenCall {
-        path: s.path.to_string(),
-        line,
-        caller: s.qname.clone(),
-        text: text.to_string(),
-        problem: m.to_string(),
-        kind: BreakKind::Arity,
-    }
 }

@@ -3,8 +3,8 @@
 //!
 //! - [`extract`]: tree-sitter facts per file (symbols, calls, imports, bases,
 //!   tests), cached by content hash.
-//! - [`resolve`](mod@resolve): Python name resolution across files; by-name for the
-//!   other languages.
+//! - [`resolve`](mod@resolve): Python name resolution across files; `paths`
+//!   for the other languages (imports, exports, modules, qualifiers).
 //! - [`build`](mod@build): full and incremental builds, and the PR-head overlay.
 //! - [`blob`]: the compressed, versioned stored form.
 //! - [`impact`]: the impact report and the signature (arity) check.
@@ -18,6 +18,7 @@ pub mod extract;
 pub mod impact;
 pub mod lang;
 pub mod model;
+mod paths;
 pub mod query;
 mod render;
 mod resolve;

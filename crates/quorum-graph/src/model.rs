@@ -269,6 +269,12 @@ impl Graph {
         }
     }
 
+    /// The extracted facts of a symbol (`None` for a module).
+    pub fn fact(&self, id: u32) -> Option<&crate::extract::SymbolFact> {
+        let r = self.refs[id as usize];
+        r.local.map(|l| &self.data.files[r.file as usize].symbols[l as usize])
+    }
+
     pub fn file_of(&self, id: u32) -> &FileFacts {
         &self.data.files[self.refs[id as usize].file as usize]
     }

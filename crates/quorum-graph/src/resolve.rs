@@ -11,19 +11,19 @@
 //! function. What cannot be resolved (an attribute of an unknown object, a
 //! builtin) is kept as a name-only edge at confidence 0.3.
 //!
-//! Other languages are resolved by name: a symbol of that name in the same
-//! file (0.6), else a name-only edge (0.3).
+//! Other languages are resolved by [`crate::paths`]: imports, exports,
+//! modules and qualifiers the way each language looks names up; what is not
+//! found is a name-only edge (0.3).
 
 use std::collections::HashMap;
 
 use crate::extract::{FileFacts, SymbolKind};
 use crate::lang::Lang;
 use crate::model::{Edge, EdgeKind, Graph, GraphData, Target};
+use crate::paths::Paths;
 
 /// Confidence of an edge resolved through scopes and imports.
 pub const RESOLVED: f32 = 1.0;
-/// Same-file match by name (non-Python languages).
-pub const SAME_FILE_NAME: f32 = 0.6;
 /// Name-only edge: nothing resolved; matched by bare name at query time.
 pub const NAME_ONLY: f32 = 0.3;
 
@@ -50,6 +50,7 @@ pub(crate) fn resolve(files: Vec<FileFacts>) -> Graph {
 
 struct Resolver<'g> {
     g: &'g Graph,
+    paths: Paths<'g>,
     module_file: HashMap<&'g str, u32>,
     bindings: Vec<HashMap<String, Binding>>,
 }
@@ -65,6 +66,7 @@ impl<'g> Resolver<'g> {
         let bindings = (0..g.files().len() as u32).map(|fi| module_bindings(g, fi)).collect();
         Resolver {
             g,
+            paths: Paths::new(g),
             module_file,
             bindings,
         }
@@ -78,7 +80,7 @@ impl<'g> Resolver<'g> {
             let (to, confidence) = if python {
                 self.resolve_path(fi, call.caller, &call.callee)
             } else {
-                self.by_name(fi, &call.callee)
+                self.paths.call(fi, call.caller, &call.callee)
             };
             out.push(Edge {
                 kind: EdgeKind::Calls,
@@ -111,7 +113,10 @@ impl<'g> Resolver<'g> {
                 .map(Target::Symbol)
                 .unwrap_or_else(|| Target::Name(imp.name.clone().unwrap_or(abs)))
             } else {
-                Target::Name(imp.module.clone())
+                match self.paths.import(fi, imp) {
+                    Some(m) => Target::Symbol(m),
+                    None => Target::Name(imp.module.clone()),
+                }
             };
             let confidence = if matches!(to, Target::Symbol(_)) {
                 RESOLVED
@@ -132,7 +137,7 @@ impl<'g> Resolver<'g> {
                 let (to, confidence) = if python {
                     self.resolve_path(fi, s.parent, base)
                 } else {
-                    self.by_name(fi, base)
+                    self.paths.call(fi, s.parent, base)
                 };
                 out.push(Edge {
                     kind: EdgeKind::Inherits,
@@ -143,15 +148,6 @@ impl<'g> Resolver<'g> {
                     call: None,
                 });
             }
-        }
-    }
-
-    fn by_name(&self, fi: u32, path: &str) -> (Target, f32) {
-        let last = last_segment(path);
-        let f = &self.g.files()[fi as usize];
-        match f.symbols.iter().position(|s| s.name == last) {
-            Some(li) => (Target::Symbol(self.g.id_of(fi, Some(li as u32))), SAME_FILE_NAME),
-            None => (Target::Name(last.to_string()), NAME_ONLY),
         }
     }
 

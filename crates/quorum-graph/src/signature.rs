@@ -154,6 +154,9 @@ mod tests {
             spread: false,
             text: String::new(),
             result_use: Default::default(),
+            result_keys: vec![],
+            object_args: vec![],
+            literal_args: vec![],
         }
     }
 

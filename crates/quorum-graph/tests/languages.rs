@@ -83,7 +83,7 @@ fn go_functions_methods_imports_and_tests() {
     assert_eq!((m.kind, m.start_line, m.end_line), (SymbolKind::Method, 10, 12));
     assert_eq!(
         names(&g, "pkg/cart_test::Cart.Total", EdgeKind::Calls),
-        ["pkg/cart_test::helper", "Count?"]
+        ["pkg/cart_test::helper", "str.Count?"]
     );
     assert!(g.symbol(g.find("pkg/cart_test::TestTotal").unwrap()).is_test);
     assert!(!g.symbol(g.find("pkg/cart_test::helper").unwrap()).is_test);
@@ -106,7 +106,7 @@ fn java_classes_methods_imports_and_junit_tests() {
     );
     assert_eq!(
         names(&g, "src/CartTest::Cart.total", EdgeKind::Calls),
-        ["src/CartTest::Cart.helper", "of?"]
+        ["src/CartTest::Cart.helper", "List.of?"]
     );
     assert!(g.symbol(g.find("src/CartTest::CartTest.totals").unwrap()).is_test);
     assert!(!g.symbol(g.find("src/CartTest::CartTest.notATest").unwrap()).is_test);

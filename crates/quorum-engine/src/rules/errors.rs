@@ -101,11 +101,82 @@ fn removed_propagation<'a>(h: &'a Hunk, clause: &str, level: usize) -> Option<&'
     })
 }
 
+/// JavaScript/TypeScript and Java: `} catch (e) {` / `catch (IOException e) {` / `catch {`.
+static CATCH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*(?:\}\s*)?catch\s*(?:\(([^)]*)\))?\s*\{\s*(?://.*)?$").unwrap());
+
+/// Whether a brace-language catch body passes the error on: `throw`, a
+/// rejection, an exit, an error return, or an error handed to a callback.
+fn propagates_braced(stmts: &[&str]) -> bool {
+    stmts.iter().any(|s| {
+        s.starts_with("throw")
+            || s.contains("reject(")
+            || s.contains("process.exit")
+            || s.contains("System.exit")
+            || (s.starts_with("return") && (s.contains("rror") || s.contains("fail") || s.contains("false")))
+            || CALLBACK_ERR.is_match(s)
+    })
+}
+
+/// `callback(err)`, `return next(error)`: the error handed on (Node style).
+static CALLBACK_ERR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(return\s+)?(callback|cb|next|done)\s*\(\s*\w*err").unwrap());
+
+/// The caught type of a Java clause (`IOException e` → `IOException`);
+/// empty for JavaScript (one untyped binding).
+fn caught_braced(clause: &str) -> String {
+    let words: Vec<&str> = clause.split_whitespace().collect();
+    words[..words.len().saturating_sub(1)].join(" ")
+}
+
+/// Brace languages: a catch block whose `throw` (or other propagation) the
+/// change removed and whose new body does not propagate.
+fn braced(file: &FileDiff) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for h in &file.hunks {
+        let side = new_side(h);
+        for (i, (n, text, added)) in side.iter().enumerate() {
+            let Some(c) = CATCH.captures(text) else { continue };
+            let clause = c.get(1).map_or("", |m| m.as_str());
+            let Some(body) = block(&side, i) else { continue };
+            if !*added && !body.iter().any(|(_, _, a)| *a) {
+                continue;
+            }
+            let stmts: Vec<&str> = body.iter().map(|(_, t, _)| t.trim()).filter(|t| *t != "}").collect();
+            if propagates_braced(&stmts) {
+                continue;
+            }
+            let old = old_side(h);
+            let removed = (0..old.len()).find_map(|j| {
+                let oc = CATCH.captures(old[j].1)?;
+                let oclause = oc.get(1).map_or("", |m| m.as_str());
+                if indent(old[j].1) != indent(text) || caught_braced(oclause) != caught_braced(clause) {
+                    return None;
+                }
+                let ob = block(&old, j)?;
+                ob.iter()
+                    .find(|(_, t, removed)| *removed && propagates_braced(&[t.trim()]))
+                    .map(|(_, t, _)| t.trim())
+            });
+            if let Some(removed) = removed {
+                let evidence = format!("{} → {}", text.trim(), stmts.join("; "));
+                let mut hit = Hit::at(*n, format!("{evidence} (the change removed `{removed}`)"));
+                hit.confidence = Some(0.85);
+                hits.push(hit);
+            }
+        }
+    }
+    hits
+}
+
 impl Rule for SwallowedException {
     fn meta(&self) -> &'static RuleMeta {
         &META
     }
     fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+        if matches!(lang, Lang::JavaScript | Lang::Java) {
+            return braced(file);
+        }
         if lang != Lang::Python {
             return vec![];
         }
@@ -277,5 +348,79 @@ mod tests {
         assert!(lines(&["+    except Exception:", "+        log.info('x')"]).is_empty());
         // Untouched handler.
         assert!(lines(&["     except Exception:", "         pass", " y", "+z = 1"]).is_empty());
+    }
+
+    #[test]
+    fn a_javascript_or_java_catch_that_no_longer_rethrows() {
+        let js = |l: &[&str]| -> Vec<u32> {
+            SwallowedException
+                .check(&diff("a.ts", l), Lang::JavaScript)
+                .into_iter()
+                .map(|h| h.line)
+                .collect()
+        };
+        assert_eq!(
+            js(&[
+                "   try {",
+                "     save(doc);",
+                "   } catch (err) {",
+                "-    log.error(err);",
+                "-    throw err;",
+                "+    log.error(err);",
+                "   }",
+                "   done();",
+            ]),
+            vec![3]
+        );
+        // Still rethrows (wrapped), or never did: nothing.
+        assert!(
+            js(&[
+                "   try {",
+                "     save(doc);",
+                "   } catch (err) {",
+                "-    throw err;",
+                "+    throw new SaveError('save failed', { cause: err });",
+                "   }",
+                "   done();",
+            ])
+            .is_empty()
+        );
+        assert!(
+            js(&[
+                "   try {",
+                "     save(doc);",
+                "   } catch (err) {",
+                "-    log.warn(err);",
+                "+    log.error(err);",
+                "   }",
+                "   done();",
+            ])
+            .is_empty()
+        );
+        // Handing the error to a callback propagates it.
+        assert!(
+            js(&[
+                "   } catch (err) {",
+                "-    throw err;",
+                "+    callback(err);",
+                "   }",
+                "   done();",
+            ])
+            .is_empty()
+        );
+        let java = SwallowedException.check(
+            &diff(
+                "A.java",
+                &[
+                    "     } catch (IOException e) {",
+                    "-        throw new UncheckedIOException(e);",
+                    "+        logger.warn(\"read failed\", e);",
+                    "     }",
+                    "     return data;",
+                ],
+            ),
+            Lang::Java,
+        );
+        assert_eq!(java.len(), 1);
     }
 }

@@ -68,6 +68,14 @@ commands. Pass an argument list without `shell=True` (or `exec.Command` with sep
 };
 
 static SHELL_TRUE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\bshell\s*=\s*True\b").unwrap());
+/// Node: `exec(`…${x}…`)` / `execSync("…" + x)` called bare (destructured from
+/// `child_process`; `re.exec(…)` is a method and never matches), and
+/// `spawn`/`execFile` with `shell: true` and an interpolated command.
+static JS_EXEC: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"(^|[^.\w$])(exec|execSync)\s*\(\s*(`[^`]*\$\{|["'][^"']*["']\s*\+)"#).unwrap());
+static JS_SHELL_TRUE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\bshell\s*:\s*true\b").unwrap());
+static JS_INTERPOLATED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"`[^`]*\$\{|["'][^"']*["']\s*\+\s*\w"#).unwrap());
 static OS_SYSTEM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"\b(os\.system|os\.popen|child_process\.exec|execSync)\s*\(\s*([fF]["']|.*(\+|%|\.format\(|\$\{))"#)
         .unwrap()
@@ -81,7 +89,10 @@ impl Rule for ShellInjection {
         added_lines(file)
             .filter(|(_, t)| {
                 let t = strip_comment(t, lang);
-                (SHELL_TRUE.is_match(t) && INTERPOLATED.is_match(t)) || OS_SYSTEM.is_match(t)
+                (SHELL_TRUE.is_match(t) && INTERPOLATED.is_match(t))
+                    || OS_SYSTEM.is_match(t)
+                    || (lang == Lang::JavaScript
+                        && (JS_EXEC.is_match(t) || (JS_SHELL_TRUE.is_match(t) && JS_INTERPOLATED.is_match(t))))
             })
             .map(|(n, t)| Hit::at(n, t))
             .collect()
@@ -238,6 +249,27 @@ mod tests {
         assert_eq!(hits(&ShellInjection, "a.py", &["+os.system(\"rm -rf \" + d)"]), vec![1]);
         assert!(hits(&ShellInjection, "a.py", &["+subprocess.run([\"tar\", \"xf\", path])"]).is_empty());
         assert!(hits(&ShellInjection, "a.py", &["+subprocess.run(\"make\", shell=True)"]).is_empty());
+        // Node.
+        assert_eq!(
+            hits(&ShellInjection, "a.js", &["+  exec(`git log ${ref}`, cb);"]),
+            vec![1]
+        );
+        assert_eq!(
+            hits(&ShellInjection, "a.js", &["+  execSync('rm -rf ' + dir);"]),
+            vec![1]
+        );
+        assert_eq!(
+            hits(
+                &ShellInjection,
+                "a.js",
+                &["+  spawn(`open ${file}`, [], { shell: true });"]
+            ),
+            vec![1]
+        );
+        assert!(hits(&ShellInjection, "a.js", &["+  const m = re.exec(`${x}`);"]).is_empty());
+        assert!(hits(&ShellInjection, "a.js", &["+  execFile('git', ['log', ref]);"]).is_empty());
+        assert!(hits(&ShellInjection, "a.js", &["+  spawn('make', args, { shell: true });"]).is_empty());
+        assert!(hits(&ShellInjection, "a.js", &["+  exec('make build', cb);"]).is_empty());
     }
 
     #[test]

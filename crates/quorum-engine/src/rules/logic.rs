@@ -1,11 +1,11 @@
 //! Logic-change heuristics on replaced lines: a comparison turned into its
-//! opposite, a boundary moved (`<` ↔ `<=`), a `(n - 1) * size` offset that
+//! opposite, a logical connector swapped (`&&` ↔ `||`), a boundary moved (`<` ↔ `<=`), a `(n - 1) * size` offset that
 //! lost its `- 1`. They read only what changed, so confidence is lower than
 //! for pattern rules and the critic's threshold decides what ships.
 
 use std::sync::LazyLock;
 
-use quorum_core::{Category, FileDiff, Severity};
+use quorum_core::{Category, FileDiff, LineKind, Severity};
 use regex::Regex;
 
 use super::{Hit, Rule, RuleMeta, similar_pairs};
@@ -59,8 +59,8 @@ static INVERTED_META: RuleMeta = RuleMeta {
     severity: Severity::Major,
     confidence: 0.7,
     title: "Condition inverted",
-    rationale: "This change replaces a comparison with its exact opposite while both sides stay the \
-same, so the guard now accepts what it rejected and rejects what it accepted. If the behaviour really \
+    rationale: "This change replaces a comparison with its exact opposite (or `&&`/`and` with \
+`||`/`or`, or the reverse) while every operand stays the same, so the guard now accepts what it rejected and rejects what it accepted. If the behaviour really \
 was meant to flip, the callers and tests that relied on it need to change too.",
 };
 
@@ -75,6 +75,12 @@ impl Rule for ConditionChanged {
         let mut hits = Vec::new();
         for h in &file.hunks {
             for (old, n, new) in similar_pairs(h) {
+                // A logical connector replaced (`&&` ↔ `||`, `and` ↔ `or`),
+                // every operand the same: in any boolean expression, guard or not.
+                if connector_swapped(old, new, lang) {
+                    hits.push(Hit::at(n, format!("`{}` became `{}`", old.trim(), new.trim())));
+                    continue;
+                }
                 if !is_guard(new) {
                     continue;
                 }
@@ -130,6 +136,104 @@ fn negation_toggled(old: &str, new: &str, lang: Lang) -> bool {
             && (0..long.len()).any(|i| long[i] == neg && long[..i] == short[..i] && long[i + 1..] == short[i..])
     };
     one_more(&b, &a) || one_more(&a, &b)
+}
+
+static LOGIC_TOKEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+|&&|\|\||!=|==|<=|>=|\S").unwrap());
+
+/// Whether `new` is `old` with exactly one logical connector replaced by the
+/// other (`&&` ↔ `||`; `and` ↔ `or` in Python), every other token the same.
+fn connector_swapped(old: &str, new: &str, lang: Lang) -> bool {
+    let (and, or) = if lang == Lang::Python {
+        ("and", "or")
+    } else {
+        ("&&", "||")
+    };
+    let tokens = |s: &str| {
+        LOGIC_TOKEN
+            .find_iter(s)
+            .map(|m| m.as_str().to_string())
+            .collect::<Vec<_>>()
+    };
+    let (a, b) = (tokens(old), tokens(new));
+    if a.len() != b.len() {
+        return false;
+    }
+    let diffs: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+    matches!(diffs.as_slice(), [i] if (a[*i] == and && b[*i] == or) || (a[*i] == or && b[*i] == and))
+}
+
+/// Rust: a `checked_*` operation replaced by its `wrapping_*` /
+/// `overflowing_*` / `unchecked_*` form (the overflow error is gone).
+pub struct OverflowNowWraps;
+
+static WRAP_META: RuleMeta = RuleMeta {
+    id: "overflow-now-wraps",
+    category: Category::Bug,
+    severity: Severity::Major,
+    confidence: 0.75,
+    title: "Overflow now wraps silently",
+    rationale: "A `checked_*` operation that reported overflow is replaced by one that wraps (or is \
+unchecked), so a value past the type's range now becomes a different, wrong number instead of an \
+error (CWE-190). Keep the checked form, or show why overflow cannot happen here.",
+};
+
+static CHECKED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(\w+)\s*\.\s*checked_(add|sub|mul|div|rem|pow|neg|shl|shr)\b").unwrap());
+static WRAPPING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(\w+)\s*\.\s*(?:wrapping|overflowing|unchecked)_(add|sub|mul|div|rem|pow|neg|shl|shr)\b").unwrap()
+});
+
+impl Rule for OverflowNowWraps {
+    fn meta(&self) -> &'static RuleMeta {
+        &WRAP_META
+    }
+    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+        if lang != Lang::Rust {
+            return vec![];
+        }
+        let mut hits = Vec::new();
+        for h in &file.hunks {
+            // Each run of removed lines and the added lines after it: an
+            // added `x.wrapping_op(` where a removed line had `x.checked_op(`
+            // (the error handling around it usually goes too, so the lines
+            // are matched on the operation, not on similarity).
+            let mut removed: Vec<&str> = vec![];
+            let mut in_added = false;
+            for l in &h.lines {
+                match l.kind {
+                    LineKind::Removed => {
+                        if in_added {
+                            removed.clear();
+                            in_added = false;
+                        }
+                        removed.push(&l.text);
+                    }
+                    LineKind::Added => {
+                        in_added = true;
+                        if CHECKED.is_match(&l.text) {
+                            continue;
+                        }
+                        let hit = WRAPPING.captures_iter(&l.text).find(|w| {
+                            removed
+                                .iter()
+                                .any(|r| CHECKED.captures_iter(r).any(|c| c[1] == w[1] && c[2] == w[2]))
+                        });
+                        if let (Some(w), Some(n)) = (hit, l.new_line) {
+                            hits.push(Hit::at(
+                                n,
+                                format!("`{}.checked_{}` became `{}`", &w[1], &w[2], l.text.trim()),
+                            ));
+                        }
+                    }
+                    LineKind::Context => {
+                        removed.clear();
+                        in_added = false;
+                    }
+                }
+            }
+        }
+        hits
+    }
 }
 
 /// `(page - 1) * size` replaced by `page * size` (or the reverse).
@@ -306,6 +410,75 @@ mod tests {
                 &["-    return (page - 1) * size", "+    return (page - 1) * per_page"]
             )
             .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_logical_connector_swapped_with_the_same_operands() {
+        let js = |l: &[&str]| ConditionChanged.check(&diff("a.js", l), Lang::JavaScript);
+        assert_eq!(
+            js(&[
+                "-  const ok = isReady(a) || isCached(a);",
+                "+  const ok = isReady(a) && isCached(a);"
+            ])
+            .len(),
+            1
+        );
+        assert_eq!(
+            hits(
+                &ConditionChanged,
+                &["-    if user and user.active:", "+    if user or user.active:"]
+            )
+            .len(),
+            1
+        );
+        // Another operand too, or a connector added: not a plain swap.
+        assert!(js(&["-  if (a || b) {", "+  if (a && c) {"]).is_empty());
+        assert!(js(&["-  if (a || b) {", "+  if (a || b || c) {"]).is_empty());
+        // `|` and `&` (bitwise) are not connectors.
+        assert!(js(&["-  const m = a | b;", "+  const m = a & b;"]).is_empty());
+    }
+
+    #[test]
+    fn checked_arithmetic_replaced_by_wrapping() {
+        let rs = |l: &[&str]| OverflowNowWraps.check(&diff("src/n.rs", l), Lang::Rust);
+        assert_eq!(
+            rs(&[
+                "-        value = value.checked_mul(10).ok_or(Error::Overflow)?;",
+                "+        value = value.wrapping_mul(10);",
+            ])
+            .len(),
+            1
+        );
+        // Still checked, another operation, or not Rust: nothing.
+        assert!(
+            rs(&[
+                "-        let x = a.checked_add(b)?;",
+                "+        let x = a.checked_add(b).ok_or(E)?;"
+            ])
+            .is_empty()
+        );
+        assert!(
+            rs(&[
+                "-        let x = a.checked_add(b)?;",
+                "+        let x = a.wrapping_mul(b);"
+            ])
+            .is_empty()
+        );
+        assert!(
+            rs(&[
+                "-        let h = h.wrapping_mul(31);",
+                "+        let h = h.wrapping_mul(37);"
+            ])
+            .is_empty()
+        );
+        assert!(
+            OverflowNowWraps
+                .check(
+                    &diff("a.py", &["-    x = a.checked_add(b)", "+    x = a.wrapping_add(b)"]),
+                    Lang::Python
+                )
+                .is_empty()
         );
     }
 }

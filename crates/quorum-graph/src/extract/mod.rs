@@ -77,6 +77,10 @@ pub struct SymbolFact {
     /// or a return annotation that admits `None`).
     #[serde(default)]
     pub returns_none: bool,
+    /// JavaScript/TypeScript functions whose every `return` gives an object
+    /// literal with plain keys: the keys (sorted). `None` = unknown shape.
+    #[serde(default)]
+    pub return_keys: Option<Vec<String>>,
 }
 
 /// How a call's result is used where it is made. `Direct` and
@@ -114,6 +118,18 @@ pub struct CallFact {
     pub text: String,
     #[serde(default)]
     pub result_use: ResultUse,
+    /// Keys read from the result where the call is made (`f().a`,
+    /// `const { a } = f()`, `x = f(); x.a`), JavaScript/TypeScript.
+    #[serde(default)]
+    pub result_keys: Vec<String>,
+    /// Positions of positional arguments written as object literals
+    /// (`f({ a: 1 })`), JavaScript/TypeScript.
+    #[serde(default)]
+    pub object_args: Vec<u32>,
+    /// Positions of positional arguments written as scalar literals
+    /// (numbers, strings, booleans), JavaScript/TypeScript.
+    #[serde(default)]
+    pub literal_args: Vec<u32>,
 }
 
 /// An import binding: `local` names `module` (and `name` within it).
@@ -128,6 +144,20 @@ pub struct ImportFact {
     pub line: u32,
 }
 
+/// A name a JavaScript/TypeScript module exports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportFact {
+    /// The exported name: `default`, or `*` for `export * from 'm'`.
+    pub name: String,
+    /// The name it refers to: a local binding, or the name in `from`'s
+    /// module (`*` for `export * as ns from 'm'`); `None` when it is an
+    /// expression (`export default a + b`).
+    pub local: Option<String>,
+    /// `export … from 'm'`.
+    pub from: Option<String>,
+    pub line: u32,
+}
+
 /// Everything extracted from one file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileFacts {
@@ -139,6 +169,9 @@ pub struct FileFacts {
     pub symbols: Vec<SymbolFact>,
     pub calls: Vec<CallFact>,
     pub imports: Vec<ImportFact>,
+    /// What the module exports (JavaScript/TypeScript: ES modules and CommonJS).
+    #[serde(default)]
+    pub exports: Vec<ExportFact>,
     /// The tree had syntax errors (facts are best effort).
     pub has_errors: bool,
 }
@@ -174,6 +207,7 @@ pub fn extract(path: &str, lang: Lang, src: &str) -> FileFacts {
         symbols: vec![],
         calls: vec![],
         imports: vec![],
+        exports: vec![],
         has_errors: root.has_error(),
     };
     match lang {

@@ -124,6 +124,7 @@ impl Walker<'_, '_> {
             bases,
             is_test,
             returns_none,
+            return_keys: None,
         });
         // Applying a decorator calls it with the function: an edge from the
         // decorated symbol to the decorator, so changing a decorator reaches
@@ -145,6 +146,9 @@ impl Walker<'_, '_> {
                         spread: true,
                         text: snippet(d, self.src),
                         result_use: ResultUse::Other,
+                        result_keys: vec![],
+                        object_args: vec![],
+                        literal_args: vec![],
                     });
                 }
             }
@@ -202,6 +206,9 @@ impl Walker<'_, '_> {
             spread,
             text: snippet(node, self.src),
             result_use: result_use(node, self.src),
+            result_keys: vec![],
+            object_args: vec![],
+            literal_args: vec![],
         });
     }
 
