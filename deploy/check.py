@@ -8,10 +8,20 @@
   cross-checks (ScaledObject targets, replicas vs partitions, PDBs that exist
   and never block a drain, NetworkPolicies, pod security, secrets, grace
   periods, prod replication, Redis as a StatefulSet with AOF on a
-  PersistentVolumeClaim and REDIS_URL from a Secret). The prod overlay is also
-  rendered with the `managed-redis` component (no in-cluster Redis).
+  PersistentVolumeClaim and REDIS_URL from a Secret; Qdrant as a StatefulSet
+  whose storage is a retained claim, writable where it writes under a
+  read-only root, probed on its HTTP health endpoints, with a client Service
+  on its gRPC port that QDRANT_URL names for the indexer and the model agents,
+  reachable from exactly those four through the NetworkPolicies). The prod
+  overlay is also rendered with the `managed-redis` component (no in-cluster
+  Redis) and with the `managed-qdrant` component (no in-cluster Qdrant,
+  QDRANT_URL from a Secret, egress to it allowed).
 - deploy/docker-compose.yml: `docker-compose config -q` and the compose-spec
-  schema; Redis keeps an AOF on a named volume.
+  schema; Redis keeps an AOF on a named volume; Qdrant keeps its storage on a
+  named volume, and the indexer and model agents get its gRPC QDRANT_URL, wait
+  for it to be healthy and have an embedding model.
+- deploy/Dockerfile: the runtime image carries the embedding model the build
+  stage installed, where its QUORUM_EMBED_MODEL_DIR says.
 - deploy/grafana/: the dashboard against Grafana's dashboard schema, each query
   against the Prometheus query schema; the datasource it names is provisioned.
 - deploy/prometheus/prometheus.yml: `promtool check config`.
@@ -48,9 +58,24 @@ REDIS = "quorum-redis"
 REDIS_URL_SECRET = ("quorum-redis", "redis-url")
 #: redis-server writes where it starts without `dir`: the official image's WORKDIR.
 REDIS_DEFAULT_DIR = "/data"
+#: The in-cluster Qdrant (the hybrid index's server): workload and client Service.
+QDRANT = "quorum-qdrant"
+#: The binaries that use the index (the first container's command): the
+#: indexer fills it, the model agents search it. agent-static never does.
+QDRANT_CLIENTS = ("indexer", "agent-reviewer", "agent-security", "agent-tests")
+#: The clients speak gRPC; HTTP (the REST API and the health endpoints) is 6333.
+QDRANT_GRPC_PORT = 6334
+QDRANT_HTTP_PORT = 6333
+#: Qdrant v1.15's health endpoints (served without an API key).
+QDRANT_HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+#: The official image's working dir, against which Qdrant's default paths
+#: (./storage, ./snapshots, .qdrant-initialized) resolve.
+QDRANT_WORKDIR = "/qdrant"
 #: (overlay, components) rendered and checked. With `managed-redis` the
-#: in-cluster Redis must be gone and REDIS_URL's Secret must be external.
-VARIANTS = (("dev", ()), ("prod", ()), ("prod", ("managed-redis",)))
+#: in-cluster Redis must be gone and REDIS_URL's Secret must be external;
+#: with `managed-qdrant` the in-cluster Qdrant must be gone and QDRANT_URL
+#: must not name it.
+VARIANTS = (("dev", ()), ("prod", ()), ("prod", ("managed-redis",)), ("prod", ("managed-qdrant",)))
 
 
 def render(overlay: Path, components=()) -> list:
@@ -184,13 +209,24 @@ def validate_objects(docs, crds, errors, where):
 # --- cross-checks ---------------------------------------------------------
 
 def selects(selector: dict, labels: dict) -> bool:
-    """A label selector (matchLabels only, as these manifests use) against labels."""
+    """A label selector (matchLabels and matchExpressions) against labels."""
     if selector is None:
         return False
-    match = selector.get("matchLabels", {})
-    if selector.get("matchExpressions"):
+    if not all(labels.get(k) == v for k, v in (selector.get("matchLabels") or {}).items()):
         return False
-    return all(labels.get(k) == v for k, v in match.items())
+    for e in selector.get("matchExpressions") or []:
+        key, op, values = e["key"], e["operator"], e.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return False
+    return True
 
 
 def scaled(value, total: int) -> int:
@@ -366,7 +402,279 @@ def check_redis(by_kind: dict, workloads: dict, errors: list, where: str, manage
             errors.append(f"{where}: Secret/{secret_name} {secret_key} {url} does not name a Service port")
 
 
-def cross_check(docs, errors, where, prod, managed_redis=False):
+# --- network reachability (NetworkPolicy semantics, as far as these manifests use them)
+
+def policy_types(policy: dict) -> list:
+    spec = policy["spec"]
+    return spec.get("policyTypes") or (["Ingress"] + (["Egress"] if "egress" in spec else []))
+
+
+def port_allowed(rule_ports, number: int, name=None) -> bool:
+    """Whether a rule's `ports` (none: every port) admit TCP `number` (or its name)."""
+    if not rule_ports:
+        return True
+    for p in rule_ports:
+        if p.get("protocol", "TCP") != "TCP":
+            continue
+        port = p.get("port")
+        if port is None or port == number or (name is not None and port == name):
+            return True
+        if isinstance(port, int) and p.get("endPort") and port <= number <= p["endPort"]:
+            return True
+    return False
+
+
+def peer_selects(peer: dict, labels: dict, namespace: str) -> bool:
+    """Whether a from/to peer selects a pod with `labels` in `namespace`
+    (ipBlocks never select pods here: pod IPs are not known from manifests)."""
+    if "ipBlock" in peer:
+        return False
+    ns = peer.get("namespaceSelector")
+    if ns is not None and not selects(ns, {"kubernetes.io/metadata.name": namespace}):
+        return False
+    ps = peer.get("podSelector")
+    return ps is None or selects(ps, labels)
+
+
+def egress_allows(policies, src: dict, namespace: str, port: int, port_name=None, dst=None) -> bool:
+    """Whether some egress rule of a policy selecting pods labelled `src` lets
+    them open `port`: to pods labelled `dst` (in-cluster), or, with dst None, to
+    an address outside the cluster (an ipBlock, or any destination)."""
+    for p in policies:
+        if "Egress" not in policy_types(p) or not selects(p["spec"].get("podSelector"), src):
+            continue
+        for rule in p["spec"].get("egress") or []:
+            if not port_allowed(rule.get("ports"), port, port_name):
+                continue
+            peers = rule.get("to") or []
+            if not peers:
+                return True
+            for peer in peers:
+                if dst is None and "ipBlock" in peer:
+                    return True
+                if dst is not None and peer_selects(peer, dst, namespace):
+                    return True
+    return False
+
+
+def ingress_rules(policies, dst: dict):
+    """(policy, rule) for every ingress rule of a policy selecting pods labelled `dst`."""
+    for p in policies:
+        if "Ingress" in policy_types(p) and selects(p["spec"].get("podSelector"), dst):
+            for rule in p["spec"].get("ingress") or []:
+                yield p, rule
+
+
+def ingress_allows(policies, dst: dict, src: dict, namespace: str, port: int, port_name=None) -> bool:
+    return any(
+        port_allowed(rule.get("ports"), port, port_name)
+        and (not rule.get("from") or any(peer_selects(peer, src, namespace) for peer in rule["from"]))
+        for _, rule in ingress_rules(policies, dst)
+    )
+
+
+# --- Qdrant ------------------------------------------------------------------
+
+def container_env(container: dict, configmaps: dict) -> dict:
+    """name -> {"value": str} or {"secret": (name, key), "optional": bool} as the
+    kubelet builds the environment: envFrom first, env over it."""
+    out = {}
+    for src in container.get("envFrom", []):
+        prefix = src.get("prefix", "")
+        if "configMapRef" in src:
+            for k, v in configmaps.get(src["configMapRef"]["name"], {}).get("data", {}).items():
+                out[prefix + k] = {"value": str(v)}
+    for e in container.get("env", []):
+        if "value" in e:
+            out[e["name"]] = {"value": str(e["value"])}
+            continue
+        vf = e.get("valueFrom", {})
+        if "configMapKeyRef" in vf:
+            ref = vf["configMapKeyRef"]
+            v = configmaps.get(ref["name"], {}).get("data", {}).get(ref["key"])
+            if v is not None:
+                out[e["name"]] = {"value": str(v)}
+        elif "secretKeyRef" in vf:
+            ref = vf["secretKeyRef"]
+            out[e["name"]] = {"secret": (ref["name"], ref["key"]), "optional": bool(ref.get("optional"))}
+        else:
+            out[e["name"]] = {"value": ""}
+    return out
+
+
+def mount_for(container: dict, path: str):
+    """The volumeMount under which `path` lies (the deepest), or None."""
+    best = None
+    for m in container.get("volumeMounts", []):
+        mp = m["mountPath"].rstrip("/") or "/"
+        if path == mp or path.startswith(mp.rstrip("/") + "/"):
+            if best is None or len(mp) > len(best["mountPath"].rstrip("/")):
+                best = m
+    return best
+
+
+def container_port(container: dict, port) -> int:
+    """A probe's or Service's target port (a number or a container port's name) as a number."""
+    if isinstance(port, int):
+        return port
+    for p in container.get("ports", []):
+        if p.get("name") == port:
+            return p["containerPort"]
+    return -1
+
+
+def command_of(workload: dict) -> str:
+    return (workload["spec"]["template"]["spec"]["containers"][0].get("command") or [""])[0]
+
+
+def check_qdrant(by_kind: dict, workloads: dict, errors: list, where: str, managed: bool):
+    """The hybrid index survives a restart and only its users reach it: Qdrant
+    is a StatefulSet whose storage is a retained volumeClaimTemplate, every
+    other path it writes is a writable volume (the root filesystem is
+    read-only), its probes hit its HTTP health endpoints; the indexer and the
+    model agents get a QDRANT_URL on its client Service's gRPC port, their
+    egress reaches it and its ingress admits them and nobody else. With a
+    managed Qdrant (the component) none of it is rendered, QDRANT_URL does not
+    name it, and the four may reach port 6334 outside the cluster."""
+    namespace = next((d["metadata"].get("namespace") for ds in by_kind.values() for d in ds if d["metadata"].get("namespace")), "default")
+    policies = by_kind.get("NetworkPolicy", [])
+    configmaps = {cm["metadata"]["name"]: cm for cm in by_kind.get("ConfigMap", [])}
+    services = {s["metadata"]["name"]: s for s in by_kind.get("Service", [])}
+    clients = {k: w for k, w in workloads.items() if k[0] == "Deployment" and command_of(w) in QDRANT_CLIENTS}
+    for cmd in QDRANT_CLIENTS:
+        if not any(command_of(w) == cmd for w in clients.values()):
+            errors.append(f"{where}: no Deployment runs `{cmd}`")
+    qdrant = {k: w for k, w in workloads.items() if k[1] == QDRANT}
+    if managed:
+        for kind, name in qdrant:
+            errors.append(f"{where}: {kind}/{name} is rendered although Qdrant is managed")
+        for name in services:
+            if name.startswith(QDRANT):
+                errors.append(f"{where}: Service/{name} is rendered although Qdrant is managed")
+    elif not qdrant:
+        errors.append(f"{where}: no Qdrant workload named {QDRANT}")
+    qdrant_labels, grpc_port = None, QDRANT_GRPC_PORT
+    for (kind, name), w in ({} if managed else qdrant).items():
+        label = f"{where}: {kind}/{name}"
+        if kind != "StatefulSet":
+            errors.append(
+                f"{label}: Qdrant must be a StatefulSet with a volumeClaimTemplate"
+                " (a restart would lose the index: every repository re-embedded)"
+            )
+        pod = w["spec"]["template"]["spec"]
+        qdrant_labels = w["spec"]["template"]["metadata"].get("labels", {})
+        c = next((c for c in pod["containers"] if c["name"] == "qdrant"), pod["containers"][0])
+        env = container_env(c, configmaps)
+        workdir = c.get("workingDir", QDRANT_WORKDIR)
+        def path(var, default):
+            return os.path.normpath(os.path.join(workdir, env.get(var, {}).get("value") or default))
+        storage = path("QDRANT__STORAGE__STORAGE_PATH", "./storage")
+        snapshots = path("QDRANT__STORAGE__SNAPSHOTS_PATH", "./snapshots")
+        init_dir = os.path.dirname(path("QDRANT_INIT_FILE_PATH", ".qdrant-initialized"))
+        grpc_port = int(env.get("QDRANT__SERVICE__GRPC_PORT", {}).get("value") or QDRANT_GRPC_PORT)
+        http_port = int(env.get("QDRANT__SERVICE__HTTP_PORT", {}).get("value") or QDRANT_HTTP_PORT)
+        claims = {t["metadata"]["name"] for t in w["spec"].get("volumeClaimTemplates", [])}
+        m = mount_for(c, storage)
+        if m is None or m["name"] not in claims:
+            errors.append(f"{label}: no volumeClaimTemplate is mounted at Qdrant's storage {storage}")
+        retention = w["spec"].get("persistentVolumeClaimRetentionPolicy", {})
+        for when in ("whenDeleted", "whenScaled"):
+            if kind == "StatefulSet" and retention.get(when, "Retain") != "Retain":
+                errors.append(f"{label}: persistentVolumeClaimRetentionPolicy.{when} must be Retain (the claim holds the index)")
+        if c.get("securityContext", {}).get("readOnlyRootFilesystem"):
+            for what, d in (("storage", storage), ("snapshots", snapshots), ("init file's", init_dir)):
+                m = mount_for(c, d)
+                if m is None or m.get("readOnly"):
+                    errors.append(
+                        f"{label}: Qdrant writes its {what} dir {d}, which is on the read-only root filesystem"
+                        " (mount a writable volume there)"
+                    )
+        for probe in ("readinessProbe", "livenessProbe"):
+            pr = c.get(probe)
+            if not pr:
+                errors.append(f"{label}: no {probe}")
+                continue
+            hg = pr.get("httpGet")
+            if hg is None:
+                if probe == "readinessProbe":
+                    errors.append(f"{label}: readinessProbe must be an httpGet of /readyz (ready means every shard loaded)")
+                continue
+            port = container_port(c, hg.get("port"))
+            if port != http_port:
+                errors.append(f"{label}: {probe} httpGet on port {hg.get('port')} ({port}); Qdrant serves HTTP on {http_port}")
+            want = ("/readyz",) if probe == "readinessProbe" else QDRANT_HEALTH_PATHS
+            if hg.get("path") not in want:
+                errors.append(f"{label}: {probe} path {hg.get('path')} is not one of {', '.join(want)}")
+        mine = {n: s for n, s in services.items() if selects({"matchLabels": s["spec"].get("selector", {})}, qdrant_labels)}
+        if kind == "StatefulSet":
+            gov = mine.get(w["spec"].get("serviceName"))
+            if gov is None or gov["spec"].get("clusterIP") != "None":
+                errors.append(f"{label}: serviceName {w['spec'].get('serviceName')} is not a headless Service selecting its pods")
+        client = mine.get(QDRANT)
+        if client is None or client["spec"].get("clusterIP") == "None":
+            errors.append(f"{where}: no client Service {QDRANT} (with a cluster IP) selects the Qdrant pods")
+        elif not any(container_port(c, p.get("targetPort", p["port"])) == grpc_port for p in client["spec"].get("ports", [])):
+            errors.append(f"{where}: Service/{QDRANT} does not expose Qdrant's gRPC port {grpc_port}")
+        # Ingress: exactly the clients.
+        for pol, rule in ingress_rules(policies, qdrant_labels):
+            for peer in rule.get("from") or [{"ipBlock": "(no `from`: anyone)"}]:
+                # The clients are the namespace's own pods: a bare podSelector.
+                if "ipBlock" in peer or "namespaceSelector" in peer:
+                    errors.append(f"{where}: NetworkPolicy/{pol['metadata']['name']} admits traffic to Qdrant from outside the fleet's pods")
+            for (okind, oname), other in workloads.items():
+                if (okind, oname) in clients or oname == QDRANT:
+                    continue
+                olabels = other["spec"]["template"]["metadata"].get("labels", {})
+                if not rule.get("from") or any(peer_selects(peer, olabels, namespace) for peer in rule["from"]):
+                    errors.append(
+                        f"{where}: NetworkPolicy/{pol['metadata']['name']} admits {okind}/{oname} to Qdrant;"
+                        " only the indexer and the model agents use it"
+                    )
+    for (kind, name), d in sorted(clients.items()):
+        label = f"{where}: {kind}/{name}"
+        c = d["spec"]["template"]["spec"]["containers"][0]
+        labels = d["spec"]["template"]["metadata"].get("labels", {})
+        url = container_env(c, configmaps).get("QDRANT_URL")
+        if url is None:
+            without = "keeps an index of its own that no agent sees" if command_of(d) == "indexer" else "has no search_code / search_docs"
+            errors.append(f"{label} gets no QDRANT_URL: it {without}")
+        elif "secret" in url:
+            if url["optional"]:
+                errors.append(f"{label}: QDRANT_URL from Secret {url['secret'][0]} must not be optional")
+        else:
+            u = urlsplit(url["value"])
+            host = (u.hostname or "").split(".")[0]
+            if managed and host.startswith(QDRANT):
+                errors.append(f"{label}: QDRANT_URL {url['value']} names the in-cluster Qdrant, which is managed here")
+            elif not managed:
+                svc = services.get(host)
+                if svc is None:
+                    errors.append(f"{label}: QDRANT_URL {url['value']} names no Service")
+                elif u.port is None or u.scheme not in ("http", "https"):
+                    errors.append(f"{label}: QDRANT_URL {url['value']} needs http(s):// and the gRPC port {grpc_port}")
+                else:
+                    sp = next((p for p in svc["spec"].get("ports", []) if p["port"] == u.port), None)
+                    q = next(iter(qdrant.values()), None)
+                    qc = q["spec"]["template"]["spec"]["containers"][0] if q else {}
+                    target = container_port(qc, sp.get("targetPort", sp["port"])) if sp else None
+                    if sp is None:
+                        errors.append(f"{label}: QDRANT_URL {url['value']}: Service/{host} has no port {u.port}")
+                    elif q is not None and target != grpc_port:
+                        errors.append(
+                            f"{label}: QDRANT_URL {url['value']} reaches Qdrant's port {target};"
+                            f" the client speaks gRPC, on {grpc_port}"
+                        )
+        if managed:
+            if not egress_allows(policies, labels, namespace, QDRANT_GRPC_PORT):
+                errors.append(f"{label}: no egress NetworkPolicy lets it reach the managed Qdrant on {QDRANT_GRPC_PORT}")
+        elif qdrant_labels is not None:
+            if not egress_allows(policies, labels, namespace, grpc_port, "grpc", qdrant_labels):
+                errors.append(f"{label}: no egress NetworkPolicy lets it reach Qdrant on {grpc_port}")
+            if not ingress_allows(policies, qdrant_labels, labels, namespace, grpc_port, "grpc"):
+                errors.append(f"{label}: Qdrant's NetworkPolicies do not admit it on {grpc_port}")
+
+
+def cross_check(docs, errors, where, prod, managed_redis=False, managed_qdrant=False):
     by_kind = {}
     for d in docs:
         by_kind.setdefault(d["kind"], []).append(d)
@@ -486,6 +794,7 @@ def cross_check(docs, errors, where, prod, managed_redis=False):
             if k.upper() == "REDIS_URL":
                 errors.append(f"{where}: ConfigMap/{cm['metadata']['name']}: REDIS_URL belongs in Secret {REDIS_URL_SECRET[0]}")
     check_redis(by_kind, workloads, errors, where, managed_redis)
+    check_qdrant(by_kind, workloads, errors, where, managed_qdrant)
     if prod:
         for pool in by_kind.get("KafkaNodePool", []):
             if pool["spec"].get("replicas", 0) < 3:
@@ -522,7 +831,10 @@ def check_k8s(root: Path, schemas: Path, errors: list):
             continue
         validate_objects(docs, crds, errors, where)
         try:
-            cross_check(docs, errors, where, prod=overlay == "prod", managed_redis="managed-redis" in components)
+            cross_check(
+                docs, errors, where, prod=overlay == "prod",
+                managed_redis="managed-redis" in components, managed_qdrant="managed-qdrant" in components,
+            )
         except (KeyError, TypeError, IndexError) as e:
             errors.append(f"{where}: malformed object for cross-checks: {e!r}")
         wanted = contract_topics(root)
@@ -550,26 +862,142 @@ def check_compose(root: Path, schemas: Path, errors: list):
     for name, svc in services.items():
         if "healthcheck" not in svc and not str(svc.get("image", "")).startswith("otel/"):
             errors.append(f"deploy/docker-compose.yml: service {name} has no healthcheck")
+    named = set(((doc.get("volumes") if isinstance(doc, dict) else None) or {}).keys())
+
+    def named_volume_at(svc: dict, path: str) -> bool:
+        for v in svc.get("volumes") or []:
+            if isinstance(v, str):
+                source, _, rest = v.partition(":")
+                target = rest.split(":")[0]
+            else:
+                source, target = v.get("source"), v.get("target")
+            if source in named and str(target).rstrip("/") == path:
+                return True
+        return False
+
     redis = services.get("redis")
     if not isinstance(redis, dict):
         errors.append("deploy/docker-compose.yml: no redis service")
-        return
-    cmd = redis.get("command", [])
-    _, settings = redis_argv_settings(shlex.split(cmd) if isinstance(cmd, str) else cmd)
-    if settings.get("appendonly", "no").lower() != "yes":
-        errors.append("deploy/docker-compose.yml: service redis: AOF is off; run it with --appendonly yes")
-    data_dir = (settings.get("dir") or REDIS_DEFAULT_DIR).rstrip("/")
-    named = set((doc.get("volumes") or {}).keys())
-    mounted = False
-    for v in redis.get("volumes", []):
-        if isinstance(v, str):
-            source, _, rest = v.partition(":")
-            target = rest.split(":")[0]
+    else:
+        cmd = redis.get("command", [])
+        _, settings = redis_argv_settings(shlex.split(cmd) if isinstance(cmd, str) else cmd)
+        if settings.get("appendonly", "no").lower() != "yes":
+            errors.append("deploy/docker-compose.yml: service redis: AOF is off; run it with --appendonly yes")
+        data_dir = (settings.get("dir") or REDIS_DEFAULT_DIR).rstrip("/")
+        if not named_volume_at(redis, data_dir):
+            errors.append(f"deploy/docker-compose.yml: service redis: no named volume at its data dir {data_dir}")
+    check_compose_qdrant(root, services, named_volume_at, errors)
+
+
+def compose_env(svc: dict) -> dict:
+    env = svc.get("environment") or {}
+    if isinstance(env, list):
+        env = dict(e.split("=", 1) if "=" in e else (e, None) for e in env)
+    return {k: (None if v is None else str(v)) for k, v in env.items()}
+
+
+def check_compose_qdrant(root: Path, services: dict, named_volume_at, errors: list):
+    """Qdrant keeps its storage on a named volume; the indexer and the model
+    agents get its gRPC address, wait for it to be healthy, and have an
+    embedding model (the one in the image, where the Dockerfile puts it)."""
+    where = "deploy/docker-compose.yml"
+    qdrant = next((n for n, s in services.items() if str(s.get("image", "")).startswith("qdrant/qdrant")), None)
+    if qdrant is None:
+        errors.append(f"{where}: no qdrant service (image qdrant/qdrant)")
+    else:
+        storage = f"{QDRANT_WORKDIR}/storage"
+        if not named_volume_at(services[qdrant], storage):
+            errors.append(f"{where}: service {qdrant}: no named volume at its storage {storage}")
+    image_model = image_model_dir(root)
+    for name, svc in services.items():
+        cmd = svc.get("command") or [""]
+        cmd = (shlex.split(cmd) if isinstance(cmd, str) else cmd) or [""]
+        if cmd[0] not in QDRANT_CLIENTS:
+            continue
+        env = compose_env(svc)
+        url = env.get("QDRANT_URL")
+        if not url:
+            errors.append(f"{where}: service {name} gets no QDRANT_URL")
         else:
-            source, target = v.get("source"), v.get("target")
-        mounted = mounted or (source in named and str(target).rstrip("/") == data_dir)
-    if not mounted:
-        errors.append(f"deploy/docker-compose.yml: service redis: no named volume at its data dir {data_dir}")
+            u = urlsplit(url)
+            if qdrant is not None and (u.hostname != qdrant or u.port != QDRANT_GRPC_PORT):
+                errors.append(f"{where}: service {name}: QDRANT_URL {url} is not {qdrant}'s gRPC port {QDRANT_GRPC_PORT}")
+        deps = svc.get("depends_on") or {}
+        if qdrant is not None and (not isinstance(deps, dict) or (deps.get(qdrant) or {}).get("condition") != "service_healthy"):
+            errors.append(f"{where}: service {name} does not wait for {qdrant} (depends_on condition: service_healthy)")
+        model = env.get("QUORUM_EMBED_MODEL_DIR")
+        if not env.get("QUORUM_EMBED_URL"):
+            if not model:
+                errors.append(f"{where}: service {name}: no embedding model (QUORUM_EMBED_MODEL_DIR or QUORUM_EMBED_URL): search is off")
+            elif image_model is not None and model.rstrip("/") != image_model:
+                errors.append(f"{where}: service {name}: QUORUM_EMBED_MODEL_DIR {model} is not where the image has the model ({image_model})")
+
+
+def dockerfile_stages(text: str) -> list:
+    """[(stage name or None, [(instruction, arguments)])], continuation lines joined."""
+    stages, lines = [], text.replace("\\\n", " ").splitlines()
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        instr, _, args = line.partition(" ")
+        instr = instr.upper()
+        if instr == "FROM":
+            parts = args.split()
+            stages.append((parts[2] if len(parts) > 2 and parts[1].upper() == "AS" else None, []))
+        elif stages:
+            stages[-1][1].append((instr, args.strip()))
+    return stages
+
+
+def image_model_dir(root: Path):
+    """QUORUM_EMBED_MODEL_DIR as the runtime image sets it, or None."""
+    stages = dockerfile_stages((root / "deploy" / "Dockerfile").read_text())
+    value = None
+    for instr, args in stages[-1][1] if stages else []:
+        if instr == "ENV":
+            for tok in shlex.split(args):
+                if tok.startswith("QUORUM_EMBED_MODEL_DIR="):
+                    value = tok.split("=", 1)[1]
+            if args.startswith("QUORUM_EMBED_MODEL_DIR "):
+                value = args.split(None, 1)[1].strip()
+    return value.rstrip("/") if value else None
+
+
+def check_dockerfile(root: Path, errors: list):
+    """The runtime image carries the embedding model: its QUORUM_EMBED_MODEL_DIR
+    is a COPY --from a build stage that ran install-embedding-model.sh into the
+    copied directory (without it the indexer and agents run without search)."""
+    where = "deploy/Dockerfile"
+    stages = dockerfile_stages((root / "deploy" / "Dockerfile").read_text())
+    model = image_model_dir(root)
+    if model is None:
+        errors.append(f"{where}: the runtime image sets no QUORUM_EMBED_MODEL_DIR (hybrid search would be off)")
+        return
+    installed = {}
+    for name, instrs in stages[:-1]:
+        for instr, args in instrs:
+            if instr == "RUN" and "install-embedding-model.sh" in args:
+                after = args.split("install-embedding-model.sh", 1)[1].split("&&")[0].split()
+                if after:
+                    installed.setdefault(name, set()).add(after[0].rstrip("/"))
+    copied = False
+    for instr, args in stages[-1][1]:
+        if instr != "COPY":
+            continue
+        toks = shlex.split(args)
+        src_stage = next((t.split("=", 1)[1] for t in toks if t.startswith("--from=")), None)
+        paths = [t for t in toks if not t.startswith("--")]
+        if src_stage is None or len(paths) != 2:
+            continue
+        src, dest = (p.rstrip("/") for p in paths)
+        if dest == model and src in installed.get(src_stage, set()):
+            copied = True
+    if not copied:
+        errors.append(
+            f"{where}: QUORUM_EMBED_MODEL_DIR {model} is not a COPY --from a build stage"
+            " that installed the model there (install-embedding-model.sh DIR)"
+        )
 
 
 def dashboard_queries(dashboard: dict):
@@ -663,6 +1091,7 @@ def main() -> int:
     errors = []
     check_k8s(a.root, a.schemas, errors)
     check_compose(a.root, a.schemas, errors)
+    check_dockerfile(a.root, errors)
     check_grafana(a.root, a.schemas, errors)
     check_prometheus(a.root, errors)
     if not a.skip_checkov:
@@ -672,7 +1101,7 @@ def main() -> int:
     if errors:
         print(f"{len(errors)} problem(s)", file=sys.stderr)
         return 1
-    print("deploy files valid: k8s (dev, prod, prod+managed-redis), compose, grafana, prometheus" + ("" if a.skip_checkov else ", checkov"))
+    print("deploy files valid: k8s (dev, prod, prod+managed-redis, prod+managed-qdrant), compose, Dockerfile, grafana, prometheus" + ("" if a.skip_checkov else ", checkov"))
     return 0
 
 

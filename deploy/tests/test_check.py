@@ -51,6 +51,7 @@ def test_the_untouched_copy_passes(root):
     errors = []
     check.check_k8s(root, SCHEMAS, errors)
     check.check_compose(root, SCHEMAS, errors)
+    check.check_dockerfile(root, errors)
     check.check_grafana(root, SCHEMAS, errors)
     check.check_prometheus(root, errors)
     assert errors == []
@@ -240,6 +241,135 @@ def test_managed_redis_component_drops_the_in_cluster_redis(root):
     assert not any(e.startswith(("k8s/overlays/dev:", "k8s/overlays/prod:")) for e in errors), errors
 
 
+def qdrant_docs(root):
+    f = root / "k8s/base/qdrant.yaml"
+    docs = list(yaml.safe_load_all(f.read_text()))
+    assert docs[0]["kind"] == "StatefulSet"
+    return f, docs
+
+
+def test_qdrant_as_a_deployment_without_a_claim_fails(root):
+    """Qdrant as a Deployment whose storage is an emptyDir: the index is lost on every restart."""
+    f, docs = qdrant_docs(root)
+    sts = docs[0]
+    spec = sts["spec"]
+    for k in ("serviceName", "updateStrategy", "persistentVolumeClaimRetentionPolicy", "volumeClaimTemplates"):
+        del spec[k]
+    spec["strategy"] = {"type": "Recreate"}
+    spec["template"]["spec"]["volumes"].append({"name": "storage", "emptyDir": {"sizeLimit": "10Gi"}})
+    sts["kind"] = "Deployment"
+    f.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    errors = k8s_errors(root)
+    for overlay in ("dev", "prod"):
+        assert_reported(errors, rf"overlays/{overlay}: Deployment/quorum-qdrant: Qdrant must be a StatefulSet with a volumeClaimTemplate")
+        assert_reported(errors, rf"overlays/{overlay}: Deployment/quorum-qdrant: no volumeClaimTemplate is mounted at Qdrant's storage /qdrant/storage")
+
+
+def test_qdrant_statefulset_keeps_its_claim_writes_only_to_volumes_and_is_probed_on_http(root):
+    f, docs = qdrant_docs(root)
+    spec = docs[0]["spec"]
+    spec["persistentVolumeClaimRetentionPolicy"]["whenDeleted"] = "Delete"
+    c = spec["template"]["spec"]["containers"][0]
+    # The claim at the wrong place, and no volume for the init file any more.
+    c["volumeMounts"] = [m for m in c["volumeMounts"] if m["name"] != "init"]
+    next(m for m in c["volumeMounts"] if m["name"] == "storage")["mountPath"] = "/var/lib/qdrant"
+    c["readinessProbe"]["httpGet"]["path"] = "/healthz"
+    c["livenessProbe"]["httpGet"]["port"] = "grpc"
+    f.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    errors = k8s_errors(root)
+    assert_reported(errors, r"dev: StatefulSet/quorum-qdrant: persistentVolumeClaimRetentionPolicy.whenDeleted must be Retain")
+    assert_reported(errors, r"dev: StatefulSet/quorum-qdrant: no volumeClaimTemplate is mounted at Qdrant's storage /qdrant/storage")
+    assert_reported(errors, r"dev: StatefulSet/quorum-qdrant: Qdrant writes its storage dir /qdrant/storage, which is on the read-only root")
+    assert_reported(errors, r"dev: StatefulSet/quorum-qdrant: Qdrant writes its init file's dir /qdrant/init, which is on the read-only root")
+    assert_reported(errors, r"dev: StatefulSet/quorum-qdrant: readinessProbe path /healthz is not one of /readyz")
+    assert_reported(errors, r"dev: StatefulSet/quorum-qdrant: livenessProbe httpGet on port grpc \(6334\); Qdrant serves HTTP on 6333")
+    assert not any("must be a StatefulSet" in e for e in errors)
+
+
+def test_qdrant_default_init_file_is_on_the_read_only_root(root):
+    """Without QDRANT_INIT_FILE_PATH Qdrant writes /qdrant/.qdrant-initialized."""
+    edit(root / "k8s/base/qdrant.yaml", "            - name: QDRANT_INIT_FILE_PATH\n              value: /qdrant/init/.qdrant-initialized\n", "")
+    assert_reported(k8s_errors(root), r"dev: StatefulSet/quorum-qdrant: Qdrant writes its init file's dir /qdrant, which is on the read-only root")
+
+
+def test_qdrant_keeps_its_client_and_headless_services(root):
+    f, docs = qdrant_docs(root)
+    client, headless = docs[1], docs[2]
+    assert (client["metadata"]["name"], headless["metadata"]["name"]) == ("quorum-qdrant", "quorum-qdrant-headless")
+    client["spec"]["ports"] = [p for p in client["spec"]["ports"] if p["name"] != "grpc"]
+    del headless["spec"]["clusterIP"]
+    f.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    errors = k8s_errors(root)
+    assert_reported(errors, r"dev: StatefulSet/quorum-qdrant: serviceName quorum-qdrant-headless is not a headless Service")
+    assert_reported(errors, r"dev: Service/quorum-qdrant does not expose Qdrant's gRPC port 6334")
+    # QDRANT_URL's port 6334 is gone from the Service too.
+    assert_reported(errors, r"dev: Deployment/quorum-indexer: QDRANT_URL http://quorum-qdrant:6334: Service/quorum-qdrant has no port 6334")
+
+
+def test_qdrant_url_reaches_the_grpc_port_of_every_client(root):
+    edit(root / "k8s/base/configmap.yaml", "  QDRANT_URL: http://quorum-qdrant:6334", "  QDRANT_URL: http://quorum-qdrant:6333")
+    errors = k8s_errors(root)
+    for d in ("indexer", "agent-reviewer", "agent-security", "agent-tests"):
+        assert_reported(errors, rf"dev: Deployment/quorum-{d}: QDRANT_URL http://quorum-qdrant:6333 reaches Qdrant's port 6333; the client speaks gRPC, on 6334")
+    assert not any("agent-static" in e for e in errors), errors
+
+
+def test_qdrant_url_is_required(root):
+    edit(root / "k8s/base/configmap.yaml", "  QDRANT_URL: http://quorum-qdrant:6334\n", "")
+    errors = k8s_errors(root)
+    assert_reported(errors, r"dev: Deployment/quorum-indexer gets no QDRANT_URL: it keeps an index of its own that no agent sees")
+    assert_reported(errors, r"dev: Deployment/quorum-agent-tests gets no QDRANT_URL: it has no search_code / search_docs")
+
+
+def test_qdrant_is_reachable_from_the_model_agents_and_the_indexer_only(root):
+    nps = root / "k8s/base/networkpolicies.yaml"
+    parts = nps.read_text().split("\n---\n")
+    rule = "    # The hybrid index (gRPC).\n    - to:\n        - podSelector:\n            matchLabels:\n              app.kubernetes.io/name: quorum-qdrant\n      ports:\n        - port: 6334\n          protocol: TCP\n"
+    i = next(i for i, d in enumerate(parts) if "  name: quorum-agent-security\n" in d)
+    assert rule in parts[i]
+    parts[i] = parts[i].replace(rule, "")
+    # agent-static let in, and the indexer left out.
+    i = next(i for i, d in enumerate(parts) if "  name: quorum-qdrant\n" in d)
+    parts[i] = parts[i].replace("app.kubernetes.io/name: quorum-indexer\n", "app.kubernetes.io/name: quorum-agent-static\n")
+    nps.write_text("\n---\n".join(parts))
+    errors = k8s_errors(root)
+    assert_reported(errors, r"dev: Deployment/quorum-agent-security: no egress NetworkPolicy lets it reach Qdrant on 6334")
+    assert_reported(errors, r"dev: Deployment/quorum-indexer: Qdrant's NetworkPolicies do not admit it on 6334")
+    assert_reported(errors, r"dev: NetworkPolicy/quorum-qdrant admits Deployment/quorum-agent-static to Qdrant")
+    assert not any("agent-reviewer" in e or "agent-tests" in e for e in errors), errors
+
+
+def test_qdrant_ingress_from_outside_the_namespace_is_refused(root):
+    edit(root / "k8s/base/networkpolicies.yaml",
+         "        - podSelector:\n            matchLabels:\n              app.kubernetes.io/name: quorum-agent-tests\n      ports:\n        - port: 6334",
+         "        - podSelector:\n            matchLabels:\n              app.kubernetes.io/name: quorum-agent-tests\n        - ipBlock:\n            cidr: 10.0.0.0/8\n      ports:\n        - port: 6334")
+    assert_reported(k8s_errors(root), r"dev: NetworkPolicy/quorum-qdrant admits traffic to Qdrant from outside the fleet's pods")
+
+
+def test_managed_qdrant_component_drops_the_in_cluster_qdrant(root):
+    f = root / "k8s/components/managed-qdrant/kustomization.yaml"
+    text = f.read_text()
+    # Keep the StatefulSet and the ConfigMap's in-cluster URL; no egress allow.
+    for kind, name in (("StatefulSet", "quorum-qdrant"), ("ConfigMap", "quorum-config")):
+        text, n = re.subn(rf"  - target:\n      kind: {kind}\n      name: {name}\n    patch: \|-\n(      .*\n)+?(?=  - target:|\Z)", "", text)
+        assert n == 1, kind
+    text, n = re.subn(r"  - target:\n      kind: Deployment\n.*\Z", "", text, flags=re.S)
+    assert n == 1
+    text = text.replace("resources:\n  - allow-managed-qdrant.yaml\n", "")
+    f.write_text(text)
+    errors = k8s_errors(root)
+    where = r"prod\+components/managed-qdrant"
+    assert_reported(errors, rf"{where}: StatefulSet/quorum-qdrant is rendered although Qdrant is managed")
+    assert_reported(errors, rf"{where}: Deployment/quorum-indexer: QDRANT_URL http://quorum-qdrant:6334 names the in-cluster Qdrant")
+    assert_reported(errors, rf"{where}: Deployment/quorum-agent-reviewer: no egress NetworkPolicy lets it reach the managed Qdrant on 6334")
+    assert not any(e.startswith(("k8s/overlays/dev:", "k8s/overlays/prod:")) for e in errors), errors
+
+
+def test_managed_qdrant_url_comes_from_a_required_secret(root):
+    edit(root / "k8s/components/managed-qdrant/kustomization.yaml", "              key: qdrant-url\n", "              key: qdrant-url\n              optional: true\n")
+    assert_reported(k8s_errors(root), r"prod\+components/managed-qdrant: Deployment/quorum-agent-tests: QDRANT_URL from Secret quorum-qdrant must not be optional")
+
+
 def test_pdbs_must_let_a_drain_through(root):
     pdbs = root / "k8s/base/pdbs.yaml"
     edit(pdbs, "  name: quorum-redis\nspec:\n  maxUnavailable: 1", "  name: quorum-redis\nspec:\n  maxUnavailable: 0")
@@ -290,6 +420,54 @@ def test_compose_redis_keeps_an_aof_on_a_named_volume(root):
     check.check_compose(root, SCHEMAS, errors)
     assert_reported(errors, r"service redis: AOF is off")
     assert_reported(errors, r"service redis: no named volume at its data dir /data")
+
+
+def compose_errors(root):
+    errors = []
+    check.check_compose(root, SCHEMAS, errors)
+    return errors
+
+
+def test_compose_qdrant_clients_get_its_grpc_address_wait_for_it_and_have_a_model(root):
+    f = root / "deploy/docker-compose.yml"
+    edit(f, '  agent-tests:\n    <<: *quorum\n    command: ["agent-tests"]\n    depends_on: *search-deps\n',
+         '  agent-tests:\n    <<: *quorum\n    command: ["agent-tests"]\n')
+    edit(f, '  indexer:\n    <<: *quorum\n    command: ["indexer"]\n',
+         '  indexer:\n    <<: *quorum\n    command: ["indexer"]\n    environment:\n      <<: *quorum-env\n      QDRANT_URL: http://qdrant:6333\n      QUORUM_EMBED_MODEL_DIR: /models\n')
+    edit(f, "      - qdrant-data:/qdrant/storage\n", "      - /tmp/qdrant:/qdrant/storage\n")
+    errors = compose_errors(root)
+    assert_reported(errors, r"service agent-tests does not wait for qdrant \(depends_on condition: service_healthy\)")
+    assert_reported(errors, r"service indexer: QDRANT_URL http://qdrant:6333 is not qdrant's gRPC port 6334")
+    assert_reported(errors, r"service indexer: QUORUM_EMBED_MODEL_DIR /models is not where the image has the model \(/opt/quorum/models/all-MiniLM-L6-v2\)")
+    assert_reported(errors, r"service qdrant: no named volume at its storage /qdrant/storage")
+    assert not any("agent-reviewer" in e or "agent-static" in e for e in errors), errors
+
+
+def test_compose_qdrant_url_and_model_are_required(root):
+    f = root / "deploy/docker-compose.yml"
+    edit(f, "    QDRANT_URL: http://qdrant:6334\n    QUORUM_EMBED_MODEL_DIR: /opt/quorum/models/all-MiniLM-L6-v2\n", "")
+    errors = compose_errors(root)
+    assert_reported(errors, r"service agent-reviewer gets no QDRANT_URL")
+    assert_reported(errors, r"service indexer: no embedding model \(QUORUM_EMBED_MODEL_DIR or QUORUM_EMBED_URL\)")
+
+
+def test_dockerfile_image_carries_the_embedding_model(root):
+    f = root / "deploy/Dockerfile"
+    edit(f, "COPY --from=build /opt/quorum/models/all-MiniLM-L6-v2 /opt/quorum/models/all-MiniLM-L6-v2\n", "")
+    errors = []
+    check.check_dockerfile(root, errors)
+    assert_reported(errors, r"deploy/Dockerfile: QUORUM_EMBED_MODEL_DIR /opt/quorum/models/all-MiniLM-L6-v2 is not a COPY --from a build stage")
+    edit(f, "ENV QUORUM_EMBED_MODEL_DIR=/opt/quorum/models/all-MiniLM-L6-v2\n", "")
+    errors = []
+    check.check_dockerfile(root, errors)
+    assert_reported(errors, r"deploy/Dockerfile: the runtime image sets no QUORUM_EMBED_MODEL_DIR")
+
+
+def test_dockerfile_model_must_be_installed_where_it_is_copied_from(root):
+    edit(root / "deploy/Dockerfile", "install-embedding-model.sh /opt/quorum/models/all-MiniLM-L6-v2", "install-embedding-model.sh /tmp/model")
+    errors = []
+    check.check_dockerfile(root, errors)
+    assert_reported(errors, r"is not a COPY --from a build stage that installed the model there")
 
 
 def test_dashboard_schema_queries_and_datasource(root):
