@@ -98,14 +98,7 @@ async fn tools_answer_and_never_leave_the_repository() {
     // offered and answer with locations and lines; a bad glob is refused
     // with the reason.
     let search_dir = tempfile::tempdir().unwrap();
-    let search = Arc::new(
-        quorum_search::HybridIndex::open(
-            Arc::new(quorum_search::edge::EdgeStore::new(search_dir.path()).unwrap()),
-            Arc::new(quorum_search::embed::HashingEmbedder::new(32)),
-        )
-        .await
-        .unwrap(),
-    );
+    let search = quorum_search::testing::hashing_index(search_dir.path()).await.unwrap();
     let files = vec![
         quorum_search::SourceFile {
             path: "lib/units.py".into(),

@@ -97,16 +97,11 @@ async fn every_dashboard_query_returns_data_from_a_real_prometheus() {
     // The hybrid index, so its panels have data (the hashing embedder: this
     // tests the metrics' plumbing, not retrieval quality).
     let search_dir = tempfile::tempdir().unwrap();
-    let search = quorum_search::HybridIndex::open(
-        Arc::new(quorum_search::edge::EdgeStore::new(search_dir.path()).unwrap()),
-        Arc::new(quorum_search::embed::HashingEmbedder::new(32)),
-    )
-    .await
-    .unwrap();
+    let search = quorum_search::testing::hashing_index(search_dir.path()).await.unwrap();
     let fleet = Fleet::start(
         FleetOptions {
             webhook_secret: secret.clone(),
-            search: Some(Arc::new(search)),
+            search: Some(search),
             ..FleetOptions::local(ctx.clone(), store.clone(), Arc::new(repos))
         },
         CancellationToken::new(),

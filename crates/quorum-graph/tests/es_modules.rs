@@ -7,33 +7,8 @@
 mod common;
 
 use common::*;
-use quorum_core::FileDiff;
-use quorum_core::diff::parse_unified;
 use quorum_graph::impact::BreakKind;
-use quorum_graph::{EdgeKind, Graph, ImpactOptions, ImpactReport, build, impact, overlay};
-
-fn graph(files: &[(&str, &str)]) -> Graph {
-    build(files.iter().map(|(p, s)| (p.to_string(), s.to_string())), None).0
-}
-
-fn diff(path: &str, old: &str, new: &str) -> Vec<FileDiff> {
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    std::fs::write(&a, old).unwrap();
-    std::fs::write(&b, new).unwrap();
-    let out = std::process::Command::new("git")
-        .args(["diff", "--no-index", "--no-color", "-U3"])
-        .arg(&a)
-        .arg(&b)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    let body = text.split_once("\n@@").map(|(_, rest)| format!("@@{rest}")).unwrap();
-    let patch = format!("diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n{body}");
-    let (diffs, errors) = parse_unified(&patch);
-    assert!(errors.is_empty(), "{errors:?}");
-    diffs
-}
+use quorum_graph::{EdgeKind, ImpactOptions, ImpactReport, impact, overlay};
 
 fn change(files: &[(&str, &str)], path: &str, find: &str, replace: &str) -> ImpactReport {
     let base = graph(files);

@@ -109,7 +109,9 @@ impl Handler for IndexHandler {
                             .map_err(|e| classify(e.into()))?,
                     ),
                 };
-                let files = quorum_search::source_files(&graph, tree.as_ref().clone());
+                // The outcome's tree is ours alone by now: moved, not copied.
+                let tree = Arc::try_unwrap(tree).unwrap_or_else(|shared| shared.as_ref().clone());
+                let files = quorum_search::source_files(&graph, tree);
                 let stats = search
                     .index(repo, &commit, &files, &|_, _| {})
                     .await

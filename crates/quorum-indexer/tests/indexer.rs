@@ -75,14 +75,7 @@ async fn indexes_branches_incrementally_and_dead_letters_what_it_must_not_read()
     // The hybrid index on the embedded engine; the hashing embedder keeps
     // this a test of the plumbing (the search tests use the real model).
     let search_dir = tempfile::tempdir().unwrap();
-    let search = Arc::new(
-        quorum_search::HybridIndex::open(
-            Arc::new(quorum_search::edge::EdgeStore::new(search_dir.path()).unwrap()),
-            Arc::new(quorum_search::embed::HashingEmbedder::new(32)),
-        )
-        .await
-        .unwrap(),
-    );
+    let search = quorum_search::testing::hashing_index(search_dir.path()).await.unwrap();
     let shutdown = CancellationToken::new();
     let handle = quorum_indexer::start(
         "127.0.0.1:0".parse().unwrap(),

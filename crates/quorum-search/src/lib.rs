@@ -20,6 +20,7 @@ pub mod index;
 pub mod server;
 pub mod sparse;
 pub mod store;
+pub mod testing;
 pub mod tools;
 
 pub use chunk::{Kind, SymbolSpan};

@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use quorum_graph::{EdgeKind, Graph, Target};
+use quorum_core::FileDiff;
+use quorum_core::diff::parse_unified;
+use quorum_graph::{EdgeKind, Graph, Target, build};
 
 /// Every file under `root`, as (relative path, content), sorted.
 pub fn read_tree(root: &Path) -> Vec<(String, String)> {
@@ -48,4 +50,29 @@ pub fn targets(g: &Graph, from: &str, kind: EdgeKind) -> Vec<(String, u32)> {
 
 pub fn names(g: &Graph, from: &str, kind: EdgeKind) -> Vec<String> {
     targets(g, from, kind).into_iter().map(|(t, _)| t).collect()
+}
+
+/// The graph of a few files written for a test.
+pub fn graph(files: &[(&str, &str)]) -> Graph {
+    build(files.iter().map(|(p, s)| (p.to_string(), s.to_string())), None).0
+}
+
+/// The unified diff of one file, as git writes it.
+pub fn diff(path: &str, old: &str, new: &str) -> Vec<FileDiff> {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::write(&a, old).unwrap();
+    std::fs::write(&b, new).unwrap();
+    let out = std::process::Command::new("git")
+        .args(["diff", "--no-index", "--no-color", "-U3"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let body = text.split_once("\n@@").map(|(_, rest)| format!("@@{rest}")).unwrap();
+    let patch = format!("diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n{body}");
+    let (diffs, errors) = parse_unified(&patch);
+    assert!(errors.is_empty(), "{errors:?}");
+    diffs
 }
