@@ -1,14 +1,15 @@
-//! A local git repository as a change source, through the git CLI.
+//! A local git repository as a change source, read in-process (gitoxide).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
+#[cfg(test)]
 use quorum_core::FileChange;
+#[cfg(test)]
 use quorum_core::diff::parse_unified;
-use tokio::process::Command;
 
-use crate::{Change, ChangeSource, ScmError};
+use crate::{Change, ChangeSource, ScmError, gix_diff};
 
 /// Rejects anything that could be read as a git option or a pathspec trick.
 pub fn validate_ref(r: &str) -> Result<(), ScmError> {
@@ -26,10 +27,19 @@ pub fn validate_ref(r: &str) -> Result<(), ScmError> {
     }
 }
 
-/// One local repository.
-#[derive(Debug, Clone)]
+/// One local repository, opened once: refs are read from disk on every
+/// call and missing objects trigger a re-scan of the object store, so
+/// commits added after opening (a fetch, an eval case) are seen.
+#[derive(Clone)]
 pub struct LocalGit {
     root: PathBuf,
+    repo: std::sync::Arc<gix::ThreadSafeRepository>,
+}
+
+impl std::fmt::Debug for LocalGit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalGit").field("root", &self.root).finish()
+    }
 }
 
 impl LocalGit {
@@ -43,8 +53,11 @@ impl LocalGit {
                 root.display()
             )));
         }
+        let repo = gix::ThreadSafeRepository::open(root)
+            .map_err(|e| ScmError::Invalid(format!("cannot open the git repository {}: {e}", root.display())))?;
         Ok(LocalGit {
             root: root.to_path_buf(),
+            repo: std::sync::Arc::new(repo),
         })
     }
 
@@ -52,56 +65,42 @@ impl LocalGit {
         &self.root
     }
 
-    async fn git(&self, args: &[&str]) -> Result<String, ScmError> {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(&self.root)
-            .args(args)
-            .output()
+    /// Runs `read` on a thread-local handle off the async runtime (gitoxide
+    /// is blocking; object reads of a large change take milliseconds).
+    async fn with_repo<T: Send + 'static>(
+        &self,
+        read: impl FnOnce(&gix::Repository) -> Result<T, ScmError> + Send + 'static,
+    ) -> Result<T, ScmError> {
+        let repo = self.repo.clone();
+        tokio::task::spawn_blocking(move || read(&repo.to_thread_local()))
             .await
-            .map_err(|e| ScmError::Unavailable(format!("cannot run git: {e}")))?;
-        if !out.status.success() {
-            return Err(ScmError::Invalid(format!(
-                "git {} failed in {}: {}",
-                args.join(" "),
-                self.root.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+            .map_err(|e| ScmError::Unavailable(format!("git reader task failed: {e}")))?
     }
 
     /// The full commit id of a ref.
     pub async fn resolve(&self, r: &str) -> Result<String, ScmError> {
         validate_ref(r)?;
-        let spec = format!("{r}^{{commit}}");
-        Ok(self
-            .git(&["rev-parse", "--verify", "--end-of-options", &spec])
-            .await?
-            .trim()
-            .to_string())
+        let r = r.to_string();
+        self.with_repo(move |repo| gix_diff::resolve(repo, &r)).await
     }
 
-    /// The change from `base` to `head` as per-file patches.
+    /// The change from `base` to `head` as per-file patches (what
+    /// `git diff -M base head` shows).
     pub async fn diff(&self, base: &str, head: &str) -> Result<Change, ScmError> {
-        let base_sha = self.resolve(base).await?;
-        let head_sha = self.resolve(head).await?;
-        let text = self
-            .git(&[
-                "diff",
-                "--no-color",
-                "--no-ext-diff",
-                "-M",
-                "--end-of-options",
-                &base_sha,
-                &head_sha,
-            ])
-            .await?;
-        Ok(Change {
-            base_sha,
-            head_sha,
-            files: split_patches(&text),
+        validate_ref(base)?;
+        validate_ref(head)?;
+        let (base, head) = (base.to_string(), head.to_string());
+        self.with_repo(move |repo| {
+            let base_sha = gix_diff::resolve(repo, &base)?;
+            let head_sha = gix_diff::resolve(repo, &head)?;
+            let files = gix_diff::diff(repo, &base_sha, &head_sha)?;
+            Ok(Change {
+                base_sha,
+                head_sha,
+                files,
+            })
         })
+        .await
     }
 }
 
@@ -169,8 +168,10 @@ impl ChangeSource for LocalRepos {
 }
 
 /// Splits `git diff` output into per-file changes whose `patch` is the hunk
-/// text (the shape GitHub's pull-request files API returns).
-pub fn split_patches(text: &str) -> Vec<FileChange> {
+/// text (the shape GitHub's pull-request files API returns): what the
+/// in-process reader is checked against.
+#[cfg(test)]
+fn split_patches(text: &str) -> Vec<FileChange> {
     let (parsed, _) = parse_unified(text);
     let mut sections: Vec<String> = Vec::new();
     for line in text.split_inclusive('\n') {
@@ -248,5 +249,129 @@ mod tests {
         assert_eq!(change.head_sha.len(), 40);
         assert!(matches!(git.diff("-x", "HEAD").await, Err(ScmError::Invalid(_))));
         assert!(matches!(git.diff("nope", "HEAD").await, Err(ScmError::Invalid(_))));
+    }
+
+    /// A scratch repository driven through the git CLI.
+    struct Scratch(tempfile::TempDir);
+
+    impl Scratch {
+        fn new() -> Scratch {
+            let s = Scratch(tempfile::tempdir().unwrap());
+            s.git(&["init", "-q", "-b", "main"]);
+            s
+        }
+        fn git(&self, args: &[&str]) -> String {
+            let out = std::process::Command::new("git")
+                .arg("-C")
+                .arg(self.0.path())
+                .args(["-c", "user.name=t", "-c", "user.email=t@e", "-c", "core.autocrlf=false"])
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        }
+        fn write(&self, path: &str, data: &[u8]) {
+            let p = self.0.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, data).unwrap();
+        }
+        fn commit(&self, msg: &str) -> String {
+            self.git(&["add", "-A"]);
+            self.git(&["commit", "-q", "--allow-empty", "-m", msg]);
+            self.git(&["rev-parse", "HEAD"]).trim().to_string()
+        }
+        /// What `git diff -M` prints for `base..head`, split per file.
+        fn cli_diff(&self, base: &str, head: &str) -> Vec<FileChange> {
+            split_patches(&self.git(&["diff", "--no-color", "--no-ext-diff", "-M", base, head]))
+        }
+    }
+
+    #[tokio::test]
+    async fn in_process_diff_matches_the_git_cli() {
+        let repo = Scratch::new();
+        let body: String = (1..=40)
+            .map(|i| format!("def f{i}(x):\n    return x + {i}\n\n"))
+            .collect();
+        repo.write("shop/a.py", body.as_bytes());
+        repo.write("shop/moved.py", body.replace("x +", "x -").as_bytes());
+        repo.write("gone.txt", b"bye\n");
+        repo.write("logo.png", b"\x89PNG\0\0binary");
+        repo.write("tail.txt", b"one\ntwo");
+        let base = repo.commit("base");
+        // Modified in two places, renamed with an edit, deleted, added,
+        // binary changed, a last line without a newline edited, a new empty file.
+        repo.write(
+            "shop/a.py",
+            body.replace("x + 3\n", "x * 3\n")
+                .replace("x + 37\n", "x + 37\n    # done\n")
+                .as_bytes(),
+        );
+        std::fs::remove_file(repo.0.path().join("shop/moved.py")).unwrap();
+        repo.write(
+            "shop/renamed.py",
+            body.replace("x +", "x -").replace("x - 20", "x - 21").as_bytes(),
+        );
+        std::fs::remove_file(repo.0.path().join("gone.txt")).unwrap();
+        repo.write("new/b.py", b"import os\nprint(os.getcwd())\n");
+        repo.write("logo.png", b"\x89PNG\0\0other");
+        repo.write("tail.txt", b"one\nthree");
+        repo.write("empty.txt", b"");
+        let head = repo.commit("head");
+
+        let git = LocalGit::open(repo.0.path()).unwrap();
+        let ours = git.diff(&base, &head).await.unwrap();
+        assert_eq!(
+            (ours.base_sha.as_str(), ours.head_sha.as_str()),
+            (base.as_str(), head.as_str())
+        );
+        let cli = repo.cli_diff(&base, &head);
+        assert_eq!(ours.files, cli);
+        let renamed = ours.files.iter().find(|f| f.path == "shop/renamed.py").unwrap();
+        assert_eq!(renamed.old_path.as_deref(), Some("shop/moved.py"));
+        assert!(ours.files.iter().any(|f| f.path == "logo.png" && f.patch.is_none()));
+        assert!(
+            ours.files
+                .iter()
+                .any(|f| f.path == "tail.txt" && f.patch.as_deref().unwrap().contains("\\ No newline at end of file"))
+        );
+        // Refs resolve as git resolves them.
+        assert_eq!(git.resolve("main~1").await.unwrap(), base);
+        assert_eq!(git.resolve("main").await.unwrap(), head);
+    }
+
+    /// Random line edits of one file, 200 commits, each diffed both ways:
+    /// hunks, context and line numbers must be what git prints.
+    #[tokio::test]
+    async fn random_edits_diff_like_git() {
+        let repo = Scratch::new();
+        let mut lines: Vec<String> = (0..60).map(|i| format!("line {}", i % 17)).collect();
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        repo.write("f.txt", (lines.join("\n") + "\n").as_bytes());
+        let mut prev = repo.commit("0");
+        let git = LocalGit::open(repo.0.path()).unwrap();
+        for round in 0..200 {
+            for _ in 0..1 + next(4) {
+                let at = next(lines.len().max(1));
+                match next(3) {
+                    0 if lines.len() > 5 => {
+                        lines.remove(at);
+                    }
+                    1 => lines.insert(at, format!("new {} {round}", next(5))),
+                    _ => lines[at] = format!("line {}", next(17)),
+                }
+            }
+            repo.write("f.txt", (lines.join("\n") + "\n").as_bytes());
+            let head = repo.commit(&round.to_string());
+            let ours = git.diff(&prev, &head).await.unwrap();
+            assert_eq!(ours.files, repo.cli_diff(&prev, &head), "round {round}");
+            prev = head;
+        }
     }
 }

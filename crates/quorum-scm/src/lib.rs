@@ -16,6 +16,7 @@ mod clone;
 mod git;
 pub mod github;
 pub mod gitlab;
+mod gix_diff;
 mod retry;
 mod scm;
 mod sink;
@@ -23,6 +24,7 @@ mod tree;
 
 pub use clone::{CloneCache, TreeArgs, Trees, is_commit_id};
 pub use git::{LocalGit, LocalRepos, validate_ref};
+pub use gix_diff::unified_patch;
 pub use scm::{ScmApi, ScmArgs};
 pub use sink::{CheckStatus, LocalSink, Posted, ReviewSink, SinkError};
 pub use tree::{MAX_FILE_BYTES, TreeSource, read_dir_tree, validate_path};
