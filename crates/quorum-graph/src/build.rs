@@ -2,8 +2,6 @@
 //! content hash did not change.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 
 use crate::extract::{FileFacts, content_hash, extract};
 use crate::lang::Lang;
@@ -58,9 +56,10 @@ enum FileOutcome {
 }
 
 /// [`build_with_progress`] on `threads` threads. Files are parsed in
-/// parallel (each file is independent: a parser per file, facts out); the
-/// facts are put back in input order and resolution runs once on one
-/// thread, so the graph is the same, byte for byte, whatever `threads` is.
+/// parallel (each file is independent: a parser per file, facts out) and
+/// put back in input order; resolution then runs per file on the same
+/// threads over the read-only index, its edges concatenated in file order.
+/// So the graph is the same, byte for byte, whatever `threads` is.
 pub fn build_parallel(
     sources: Vec<(String, String)>,
     previous: Option<&Graph>,
@@ -82,41 +81,10 @@ pub fn build_parallel(
             _ => FileOutcome::Parsed(extract(path, lang, src)),
         }
     };
-    let mut outcomes: Vec<Option<FileOutcome>> = Vec::with_capacity(total);
-    outcomes.resize_with(total, || None);
-    let threads = threads.clamp(1, total.max(1));
-    if threads == 1 {
-        for (i, source) in sources.iter().enumerate() {
-            outcomes[i] = Some(one(source));
-            progress(i + 1, total);
-        }
-    } else {
-        let next = AtomicUsize::new(0);
-        let (tx, rx) = mpsc::channel::<(usize, FileOutcome)>();
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                let (tx, next, sources, one) = (tx.clone(), &next, &sources, &one);
-                scope.spawn(move || {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(source) = sources.get(i) else { break };
-                        if tx.send((i, one(source))).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-            drop(tx);
-            // Progress is reported from this thread: the callback need not be Send.
-            for (done, (i, outcome)) in rx.into_iter().enumerate() {
-                outcomes[i] = Some(outcome);
-                progress(done + 1, total);
-            }
-        });
-    }
+    let outcomes = crate::par::map_ordered(total, threads, |i| one(&sources[i]), &mut |done| progress(done, total));
     let mut stats = BuildStats::default();
     let mut files = Vec::with_capacity(total);
-    for outcome in outcomes.into_iter().flatten() {
+    for outcome in outcomes {
         match outcome {
             FileOutcome::Skipped => stats.skipped += 1,
             FileOutcome::Reused(f) => {
@@ -129,7 +97,7 @@ pub fn build_parallel(
             }
         }
     }
-    finish(files, stats)
+    finish(files, stats, threads)
 }
 
 /// The graph of `base` with some files replaced (`Some(content)`) or deleted
@@ -151,16 +119,16 @@ pub fn overlay(base: &Graph, changes: &[(String, Option<String>)]) -> (Graph, Bu
         stats.parsed += 1;
         files.push(extract(path, lang, src));
     }
-    finish(files, stats)
+    finish(files, stats, default_threads())
 }
 
-fn finish(mut files: Vec<FileFacts>, mut stats: BuildStats) -> (Graph, BuildStats) {
+fn finish(mut files: Vec<FileFacts>, mut stats: BuildStats, threads: usize) -> (Graph, BuildStats) {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files.dedup_by(|a, b| a.path == b.path);
     stats.files = files.len();
     stats.lines = files.iter().map(|f| f.lines as u64).sum();
     stats.with_errors = files.iter().filter(|f| f.has_errors).count();
-    let graph = resolve(files);
+    let graph = resolve(files, threads);
     stats.symbols = graph.symbol_count();
     stats.edges = graph.edges().len();
     (graph, stats)

@@ -18,6 +18,7 @@ pub mod extract;
 pub mod impact;
 pub mod lang;
 pub mod model;
+mod par;
 mod paths;
 pub mod query;
 mod render;

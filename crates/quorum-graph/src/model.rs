@@ -155,16 +155,28 @@ impl Graph {
         for (fi, f) in g.data.files.iter().enumerate() {
             g.by_path.insert(f.path.clone(), fi as u32);
         }
-        g.incoming = vec![vec![]; g.refs.len()];
-        g.outgoing = vec![vec![]; g.refs.len()];
-        for (ei, e) in g.data.edges.iter().enumerate() {
-            g.outgoing[e.from as usize].push(ei as u32);
+        g.index_edges();
+        g
+    }
+
+    /// Replaces the edges (resolution's output) and re-indexes only them:
+    /// the symbol indexes do not depend on edges.
+    pub(crate) fn set_edges(&mut self, edges: Vec<Edge>) {
+        self.data.edges = edges;
+        self.index_edges();
+    }
+
+    fn index_edges(&mut self) {
+        self.incoming = vec![vec![]; self.refs.len()];
+        self.outgoing = vec![vec![]; self.refs.len()];
+        self.incoming_by_name = HashMap::new();
+        for (ei, e) in self.data.edges.iter().enumerate() {
+            self.outgoing[e.from as usize].push(ei as u32);
             match &e.to {
-                Target::Symbol(t) => g.incoming[*t as usize].push(ei as u32),
-                Target::Name(n) => g.incoming_by_name.entry(n.clone()).or_default().push(ei as u32),
+                Target::Symbol(t) => self.incoming[*t as usize].push(ei as u32),
+                Target::Name(n) => self.incoming_by_name.entry(n.clone()).or_default().push(ei as u32),
             }
         }
-        g
     }
 
     pub fn files(&self) -> &[FileFacts] {

@@ -37,15 +37,24 @@ enum Binding {
     From(String, String),
 }
 
-pub(crate) fn resolve(files: Vec<FileFacts>) -> Graph {
-    let index = Graph::from_data(GraphData { files, edges: vec![] });
-    let r = Resolver::new(&index);
-    let mut edges = vec![];
-    for fi in 0..index.files().len() as u32 {
-        r.file_edges(fi, &mut edges);
-    }
-    let files = index.data.files;
-    Graph::from_data(GraphData { files, edges })
+/// Resolves every file's references on `threads` threads. Each file's
+/// edges depend only on the (read-only) index, and they are concatenated in
+/// file order, so the graph is the same whatever the thread count.
+pub(crate) fn resolve(files: Vec<FileFacts>, threads: usize) -> Graph {
+    let mut graph = Graph::from_data(GraphData { files, edges: vec![] });
+    let r = Resolver::new(&graph, threads);
+    let per_file = crate::par::map_ordered(
+        graph.files().len(),
+        threads,
+        |fi| {
+            let mut edges = vec![];
+            r.file_edges(fi as u32, &mut edges);
+            edges
+        },
+        &mut |_| {},
+    );
+    graph.set_edges(per_file.into_iter().flatten().collect());
+    graph
 }
 
 struct Resolver<'g> {
@@ -56,14 +65,14 @@ struct Resolver<'g> {
 }
 
 impl<'g> Resolver<'g> {
-    fn new(g: &'g Graph) -> Self {
+    fn new(g: &'g Graph, threads: usize) -> Self {
         let mut module_file = HashMap::new();
         for (fi, m) in g.modules.iter().enumerate() {
             if g.files()[fi].lang == Lang::Python {
                 module_file.entry(m.as_str()).or_insert(fi as u32);
             }
         }
-        let bindings = (0..g.files().len() as u32).map(|fi| module_bindings(g, fi)).collect();
+        let bindings = crate::par::map_ordered(g.files().len(), threads, |fi| module_bindings(g, fi as u32), &mut |_| {});
         Resolver {
             g,
             paths: Paths::new(g),

@@ -9,6 +9,7 @@
 
 pub mod client;
 pub mod config;
+pub mod explain;
 pub mod judge;
 pub mod prompt;
 pub mod retry;
