@@ -23,6 +23,10 @@ pub struct Expected {
     pub anchor: String,
     #[serde(default)]
     pub category: Option<String>,
+    /// What is wrong, in one line: what "explained" scoring judges a
+    /// finding's text against.
+    #[serde(default)]
+    pub description: Option<String>,
     #[serde(default)]
     pub alternatives: Vec<Location>,
 }

@@ -4,6 +4,7 @@
 //! review runs on. Scoring and the ablation harness build on this.
 
 pub mod case;
+pub mod explained;
 pub mod repo;
 pub mod score;
 

@@ -21,6 +21,12 @@ pub struct Reported {
     pub category: String,
     pub severity: String,
     pub title: String,
+    /// The finding's body: what an explained-judge reads with the title.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub explanation: String,
+    /// The offline rule that produced it; `None` for a model's finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 impl Reported {
@@ -146,6 +152,8 @@ mod tests {
             category: category.into(),
             severity: severity.into(),
             title: "t".into(),
+            explanation: String::new(),
+            rule: None,
         }
     }
 
@@ -210,6 +218,7 @@ mod tests {
         std::fs::write(dir.path().join("a.py"), "def f(x, y):\n    pass\n\n\n\n\n\n\n\n").unwrap();
         std::fs::write(dir.path().join("b.py"), "\n\n\n\n\n\n\n\n\n\nf(1)\n").unwrap();
         let e = Expected {
+            description: None,
             file: "a.py".into(),
             anchor: "def f(".into(),
             category: Some("bug".into()),
@@ -252,6 +261,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.py"), "x\n").unwrap();
         let case = case_with(vec![Expected {
+            description: None,
             file: "a.py".into(),
             anchor: "nope".into(),
             category: None,
