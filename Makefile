@@ -122,10 +122,15 @@ heldout-check: build
 	  fi; \
 	done
 
-# Findings the offline engine ships on six released Python packages, each
-# added in PRs that fit the review's size budget (pip-fetched sdists; not in
-# `make test`: it needs PyPI). Writes eval/noise/noise.md, every finding listed.
+# Findings the offline engine ships on released code nobody tuned it for, each
+# package pinned and added in PRs that fit the review's size budget: six Python
+# sdists (pip download), rxjs's TypeScript sources (npm pack) and two Go
+# libraries as Debian ships them (apt-get download: cobra, go-sql-driver/mysql).
+# Not in `make test`: it needs the PyPI and npm registries and Debian's apt
+# archive. Writes eval/noise/noise.md (every finding listed, with verdicts from
+# eval/noise/verdicts.json) and noise.json.
 noise: deps build
+	@command -v npm >/dev/null || { apt-get update -q >/dev/null 2>&1 || true; $(APT) npm; }
 	python3 eval/noise/run.py $(BIN)/quorum eval/noise
 
 bench: deps build
