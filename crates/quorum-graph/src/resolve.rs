@@ -72,7 +72,12 @@ impl<'g> Resolver<'g> {
                 module_file.entry(m.as_str()).or_insert(fi as u32);
             }
         }
-        let bindings = crate::par::map_ordered(g.files().len(), threads, |fi| module_bindings(g, fi as u32), &mut |_| {});
+        let bindings = crate::par::map_ordered(
+            g.files().len(),
+            threads,
+            |fi| module_bindings(g, fi as u32),
+            &mut |_| {},
+        );
         Resolver {
             g,
             paths: Paths::new(g),

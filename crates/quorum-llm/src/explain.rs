@@ -51,8 +51,7 @@ fn verdict_schema() -> Value {
 /// Parses and checks one answer.
 pub fn parse_verdict(text: &str) -> Result<Verdict, String> {
     let json = extract_json(text).ok_or("the verdict is not a JSON object")?;
-    let a: Answer =
-        serde_json::from_str(json).map_err(|e| format!("the verdict does not match the schema: {e}"))?;
+    let a: Answer = serde_json::from_str(json).map_err(|e| format!("the verdict does not match the schema: {e}"))?;
     let reason = a.reason.trim().to_string();
     if reason.is_empty() {
         return Err("the verdict gives no reason".into());
@@ -196,11 +195,25 @@ mod tests {
     #[test]
     fn verdicts_are_checked() {
         let v = parse_verdict(r#"{"explains": true, "reason": " names the missing argument "}"#).unwrap();
-        assert_eq!(v, Verdict { explains: true, reason: "names the missing argument".into() });
+        assert_eq!(
+            v,
+            Verdict {
+                explains: true,
+                reason: "names the missing argument".into()
+            }
+        );
         assert!(parse_verdict("yes").unwrap_err().contains("not a JSON object"));
-        assert!(parse_verdict(r#"{"explains": "yes", "reason": "r"}"#).unwrap_err().contains("schema"));
+        assert!(
+            parse_verdict(r#"{"explains": "yes", "reason": "r"}"#)
+                .unwrap_err()
+                .contains("schema")
+        );
         assert!(parse_verdict(r#"{"explains": true, "reason": "", "x": 1}"#).is_err());
-        assert!(parse_verdict(r#"{"explains": false, "reason": "  "}"#).unwrap_err().contains("no reason"));
+        assert!(
+            parse_verdict(r#"{"explains": false, "reason": "  "}"#)
+                .unwrap_err()
+                .contains("no reason")
+        );
     }
 
     #[test]
@@ -210,7 +223,10 @@ mod tests {
         pairs.extend([(false, false); 3]);
         pairs.extend([(true, false), (false, true)]);
         let a = agreement(&pairs, 1);
-        assert_eq!((a.judged, a.errors, a.true_yes, a.true_no, a.false_yes, a.false_no), (10, 1, 5, 3, 1, 1));
+        assert_eq!(
+            (a.judged, a.errors, a.true_yes, a.true_no, a.false_yes, a.false_no),
+            (10, 1, 5, 3, 1, 1)
+        );
         assert!((a.accuracy - 0.8).abs() < 1e-9);
         // chance = 0.6*0.6 + 0.4*0.4 = 0.52; kappa = (0.8-0.52)/0.48
         assert!((a.kappa - 0.28 / 0.48).abs() < 1e-9, "{}", a.kappa);

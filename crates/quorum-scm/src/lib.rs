@@ -1,6 +1,6 @@
 //! SCM adapters. Two seams:
 //! - [`ChangeSource`]: the intake asks it for the files and patches of a
-//!   change (F-GW-4). [`LocalGit`] reads a local repository with the git CLI.
+//!   change (F-GW-4). [`LocalGit`] reads a local repository in-process (gitoxide).
 //! - [`ReviewSink`]: the publisher hands it one [`Review`]; only the
 //!   publisher holds a sink, so only the publisher writes to the SCM.
 //!   [`LocalSink`] records fingerprints in the run store and prints Markdown
