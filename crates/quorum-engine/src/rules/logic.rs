@@ -5,7 +5,7 @@
 
 use std::sync::LazyLock;
 
-use quorum_core::{Category, FileDiff, LineKind, Severity};
+use quorum_core::{Category, FileDiff, Hunk, LineKind, Severity};
 use regex::Regex;
 
 use super::{Hit, Rule, RuleMeta, similar_pairs};
@@ -106,6 +106,9 @@ impl Rule for ConditionChanged {
                 });
                 // Or the same guard with one negation added or dropped.
                 let change = change.or_else(|| negation_toggled(old, new, lang).then_some(true));
+                // An inverted test that now guards what was the `else`
+                // branch is the early-return refactor, not a flipped guard.
+                let change = change.filter(|_| !became_guard_clause(h, n));
                 let detail = format!("`{}` became `{}`", old.trim(), new.trim());
                 match change {
                     Some(true) => hits.push(Hit::at(n, detail)),
@@ -121,6 +124,36 @@ impl Rule for ConditionChanged {
         }
         hits
     }
+}
+
+/// Whether the added `if` at new line `n` is an inverted test turned into
+/// a guard clause: its body (the next added line) is an exit — `return`,
+/// `raise`, `throw`, `continue`, `break` — and a removed `else` branch held
+/// that same exit. The behaviour is unchanged: the branches swapped with the
+/// test (`if ok: … else: return False` → `if not ok: return False` + …).
+fn became_guard_clause(h: &Hunk, n: u32) -> bool {
+    let at = h.lines.iter().position(|l| l.kind == LineKind::Added && l.new_line == Some(n));
+    let Some(body) = at.and_then(|i| h.lines[i + 1..].iter().find(|l| l.kind == LineKind::Added)) else {
+        return false;
+    };
+    let exit = body.text.trim().trim_end_matches(';');
+    let exits = ["return", "raise", "throw", "continue", "break"];
+    if !exits.iter().any(|e| exit == *e || exit.starts_with(&format!("{e} "))) {
+        return false;
+    }
+    // The old file's lines in order (removed and context): the removed
+    // `else`'s first statement may survive as context (it is the same text
+    // as the new guard's, and the diff can pair it with another copy).
+    let old_side: Vec<(LineKind, &str)> = h
+        .lines
+        .iter()
+        .filter(|l| l.kind != LineKind::Added)
+        .map(|l| (l.kind, l.text.trim()))
+        .collect();
+    old_side.windows(2).any(|w| {
+        let is_else = w[0].0 == LineKind::Removed && matches!(w[0].1, "else:" | "else {" | "} else {" | "else");
+        is_else && w[1].1.trim_end_matches(';') == exit
+    })
 }
 
 static TOKEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+|!=|==|<=|>=|\S").unwrap());
@@ -358,6 +391,64 @@ mod tests {
         assert!(hits(&ConditionChanged, &["-    flag = a >= b", "+    flag = a < b"]).is_empty());
         assert!(hits(&ConditionChanged, &["-def f(a) -> int:", "+def f(a) -> str:"]).is_empty());
         assert!(hits(&ConditionChanged, &["     if a >= b:", "+        x = 1"]).is_empty());
+    }
+
+    #[test]
+    fn an_inverted_test_that_became_a_guard_clause_is_a_refactor() {
+        // `if ok: … else: return False` → `if not ok: return False` + the body.
+        let refactor = [
+            "-    if s.count(\"/\") == 1:",
+            "-        mask = int(s.split(\"/\")[1])",
+            "-    else:",
+            "-        return False",
+            "+    if s.count(\"/\") != 1:",
+            "+        return False",
+            "+    mask = int(s.split(\"/\")[1])",
+            "     return mask > 0",
+        ];
+        assert!(hits(&ConditionChanged, &refactor).is_empty());
+        // The else's exit kept as context (git paired it with another copy).
+        let kept = [
+            "-    if s.count(\"/\") == 1:",
+            "-        try:",
+            "-            go()",
+            "-        except OSError:",
+            "-            return False",
+            "-    else:",
+            "+    if s.count(\"/\") != 1:",
+            "+        return False",
+            "+    try:",
+            "+        go()",
+            "+    except OSError:",
+            "         return False",
+            "     return True",
+        ];
+        assert!(hits(&ConditionChanged, &kept).is_empty());
+        let js = [
+            "-  if (user.ok) {",
+            "-    run(user);",
+            "-  } else {",
+            "-    return null;",
+            "+  if (!user.ok) {",
+            "+    return null;",
+            "+  }",
+            "+  run(user);",
+        ];
+        assert!(ConditionChanged.check(&diff("a.js", &js), Lang::JavaScript).is_empty());
+        // The same inversion without the else branch moving is still flagged,
+        // and so is one whose early exit is not what the else branch did.
+        let flipped = ["-    if s.count(\"/\") == 1:", "+    if s.count(\"/\") != 1:", "         return False"];
+        assert_eq!(hits(&ConditionChanged, &flipped).len(), 1);
+        let other_exit = [
+            "-    if n == 1:",
+            "-        go()",
+            "-    else:",
+            "-        return False",
+            "+    if n != 1:",
+            "+        return True",
+            "+    go()",
+        ];
+        assert_eq!(hits(&ConditionChanged, &other_exit).len(), 1);
     }
 
     #[test]
