@@ -11,6 +11,7 @@ pub mod eval_report;
 pub mod fleet;
 pub mod graph_cmd;
 pub mod prices;
+pub mod progress;
 pub mod review;
 pub mod search_cmd;
 pub mod terminal;
