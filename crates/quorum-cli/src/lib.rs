@@ -7,6 +7,7 @@ pub mod bench_search;
 pub mod demo;
 pub mod drafts;
 pub mod eval;
+pub mod eval_chart;
 pub mod eval_report;
 pub mod fleet;
 pub mod graph_cmd;
