@@ -19,13 +19,14 @@ FINDING = {
 }
 
 VALID = {
-    "schema_version": 2,
+    "schema_version": 3,
     "fixture": "storefront-fixture",
     "engine": "offline",
     "invalid_cases": [],
     "modes": [
         {
             "mode": "graph_rag",
+            "reviews": 1,
             "precision": 1.0,
             "recall": 0.5,
             "f1": 0.6667,
@@ -35,6 +36,8 @@ VALID = {
             "latency_p50_ms": 90.0,
             "latency_max_ms": 101.5,
             "recall_spread": 0.0,
+            "live_calls": 0,
+            "replayed_calls": 0,
         }
     ],
     "cases": [
@@ -56,6 +59,7 @@ VALID = {
             "latency_ms": 90.0,
             "tokens": {"prompt": 0, "cached_prompt": 0, "completion": 0},
             "usd": 0.0,
+            "model_calls": {"live": 0, "replayed": 0},
         }
     ],
 }
@@ -81,7 +85,8 @@ def broken(edit):
     "doc, where",
     [
         (broken(lambda d: d.pop("modes")), "(root)"),
-        (broken(lambda d: d.update(schema_version=1)), "schema_version"),
+        (broken(lambda d: d.update(schema_version=2)), "schema_version"),
+        (broken(lambda d: d["modes"][0].pop("reviews")), "modes/0"),
         (broken(lambda d: d["modes"][0].update(recall=1.5)), "modes/0/recall"),
         (broken(lambda d: d["modes"][0].update(mode="full_context")), "modes/0/mode"),
         (broken(lambda d: d["cases"][0]["score"].update(hits="yes")), "cases/0/score/hits"),
@@ -89,6 +94,8 @@ def broken(edit):
         (broken(lambda d: d["cases"][0]["findings"][0].update(extra=1)), "cases/0/findings/0"),
         (broken(lambda d: d["cases"][0]["rejected"][0].pop("reason")), "cases/0/rejected/0"),
         (broken(lambda d: d["cases"][0].pop("tokens")), "cases/0"),
+        (broken(lambda d: d["cases"][0]["model_calls"].update(replayed=-1)), "cases/0/model_calls/replayed"),
+        (broken(lambda d: d["modes"][0].pop("replayed_calls")), "modes/0"),
     ],
 )
 def test_broken_document_fails_and_says_where(tmp_path, doc, where):

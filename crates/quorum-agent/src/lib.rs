@@ -16,7 +16,7 @@ use quorum_context::ContextBuilder;
 use quorum_context::tools::JobTools;
 use quorum_core::{AgentRole, AgentStatus, ContextMode, Finding};
 use quorum_engine::{ContextNeeds, Engine, ReviewContext, ReviewInput, offline_engine};
-use quorum_events::payloads::TokenUsage;
+use quorum_events::payloads::{ModelCalls, TokenUsage};
 use quorum_events::{AgentResult, ConsumerGroup, ReviewRequested, SCHEMA_VERSION};
 use quorum_llm::{LlmConfig, ModelReviewer, NotIndexed, SearchIndex, ToolBox};
 use quorum_runtime::{
@@ -76,6 +76,7 @@ pub struct AgentHandler {
 struct Outcome {
     findings: Vec<Finding>,
     tokens: TokenUsage,
+    model_calls: ModelCalls,
     note: Option<String>,
     model: String,
 }
@@ -131,6 +132,7 @@ impl AgentHandler {
                 return Outcome {
                     findings: e.review(input),
                     tokens: TokenUsage::default(),
+                    model_calls: ModelCalls::default(),
                     note: None,
                     model: quorum_runtime::metrics::OFFLINE_MODEL.into(),
                 };
@@ -181,6 +183,10 @@ impl AgentHandler {
             cached_prompt: stats.tokens.cached_prompt,
             completion: stats.tokens.completion,
         };
+        let model_calls = ModelCalls {
+            live: stats.live_calls,
+            replayed: stats.replayed_calls,
+        };
         let model_name = stats.model.clone();
         if stats.fell_back {
             notes.push(format!("fallback model {model_name} used"));
@@ -199,6 +205,7 @@ impl AgentHandler {
         Outcome {
             findings,
             tokens,
+            model_calls,
             note: (!notes.is_empty()).then(|| notes.join("; ")),
             model: model_name,
         }
@@ -285,6 +292,7 @@ impl Handler for AgentHandler {
             duration_ms: started.elapsed().as_millis() as u64,
             error: note,
             tokens: outcome.tokens,
+            model_calls: outcome.model_calls,
         };
         for (kind, n) in quorum_runtime::metrics::TOKEN_KINDS.into_iter().zip([
             result.tokens.prompt,

@@ -42,6 +42,7 @@ fn result(job: &str, agent: AgentRole, findings: Vec<Finding>) -> AgentResult {
         duration_ms: 3,
         error: None,
         tokens: Default::default(),
+        model_calls: Default::default(),
     }
 }
 

@@ -73,6 +73,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<BenchReport> {
     // One warm-up review: the first consumer-group joins take seconds on the
     // mock cluster and are not pipeline overhead.
     let mut latencies = Vec::new();
+    let pb = crate::progress::bar("bench", args.reviews + 1, "reviews");
     for i in 0..=args.reviews {
         let body = pull_request_payload(DEMO_REPO, i + 1, &repo.base, &repo.head, &case.title, &case.body);
         let accepted = open_pull_request(&client, fleet.gateway, &secret, body).await?;
@@ -81,10 +82,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<BenchReport> {
         if i > 0 {
             latencies.push(t.elapsed().as_secs_f64() * 1000.0);
         }
-        if i % 25 == 0 {
-            eprintln!("  {i}/{} reviews", args.reviews);
-        }
+        pb.inc(1);
     }
+    pb.finish_and_clear();
     fleet.stop().await?;
     let mut sorted = latencies.clone();
     sorted.sort_by(f64::total_cmp);

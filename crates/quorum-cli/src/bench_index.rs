@@ -164,7 +164,11 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
     anyhow::ensure!(!tree.is_empty(), "no indexable files under {}", root.display());
     let lines: u64 = tree.iter().map(|(_, s)| s.lines().count() as u64).sum();
     eprintln!("bench-index: {source}: {} files, {lines} lines", tree.len());
+    // One step per timed repetition and per impact query; the bar is
+    // updated between timings, never inside one.
+    let pb = crate::progress::bar("bench-index", 4 * args.repeat as u64 + args.queries as u64, "steps");
 
+    pb.set_message("parse only");
     let parse_ms = median(
         (0..args.repeat)
             .map(|_| {
@@ -172,11 +176,14 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
                 for (p, src) in &tree {
                     std::hint::black_box(parse(Lang::detect(p).expect("filtered"), src));
                 }
-                t.elapsed().as_secs_f64() * 1000.0
+                let ms = t.elapsed().as_secs_f64() * 1000.0;
+                pb.inc(1);
+                ms
             })
             .collect(),
     );
     let mut graph = None;
+    pb.set_message("full build");
     let build_ms = median(
         (0..args.repeat)
             .map(|_| {
@@ -184,6 +191,7 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
                 let (g, _) = build(tree.clone(), None);
                 let ms = t.elapsed().as_secs_f64() * 1000.0;
                 graph = Some(g);
+                pb.inc(1);
                 ms
             })
             .collect(),
@@ -192,12 +200,15 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
     // (b') the same build with files parsed on one thread: what parallel
     // parsing gains, as a ratio from the same run.
     let threads = quorum_graph::default_threads();
+    pb.set_message("one-thread build");
     let one_thread_ms = median(
         (0..args.repeat)
             .map(|_| {
                 let t = Instant::now();
                 std::hint::black_box(quorum_graph::build_parallel(tree.clone(), None, 1, &mut |_, _| {}));
-                t.elapsed().as_secs_f64() * 1000.0
+                let ms = t.elapsed().as_secs_f64() * 1000.0;
+                pb.inc(1);
+                ms
             })
             .collect(),
     );
@@ -206,13 +217,16 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
     let i = edited.len() / 2;
     edited[i].1.push_str("\n\ndef _bench_added():\n    return 1\n");
     let mut parsed = 0;
+    pb.set_message("incremental build");
     let incremental_ms = median(
         (0..args.repeat)
             .map(|_| {
                 let t = Instant::now();
                 let (_, stats) = build(edited.clone(), Some(&graph));
                 parsed = stats.parsed;
-                t.elapsed().as_secs_f64() * 1000.0
+                let ms = t.elapsed().as_secs_f64() * 1000.0;
+                pb.inc(1);
+                ms
             })
             .collect(),
     );
@@ -223,13 +237,16 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
     anyhow::ensure!(!functions.is_empty(), "no functions to query");
     let step = (functions.len() / args.queries).max(1);
     let mut times = vec![];
+    pb.set_message("impact queries");
     for &id in functions.iter().step_by(step).take(args.queries) {
         let s = graph.symbol(id);
         let diff = [touch(s.path, s.start_line)];
         let t = Instant::now();
         std::hint::black_box(impact(&graph, &graph, &diff, ImpactOptions::default()).render(1500));
         times.push(t.elapsed().as_secs_f64() * 1000.0);
+        pb.inc(1);
     }
+    pb.finish_and_clear();
     times.sort_by(f64::total_cmp);
     let report = BenchIndexReport {
         source,

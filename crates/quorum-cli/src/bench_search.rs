@@ -14,6 +14,7 @@ use quorum_search::{HybridIndex, Kind, SearchArgs, SearchOptions};
 use serde::Serialize;
 
 use crate::bench::percentile;
+use crate::progress::LazyBar;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchSearchArgs {
@@ -112,7 +113,10 @@ pub async fn run(args: BenchSearchArgs) -> anyhow::Result<BenchSearchReport> {
     let tree = quorum_scm::read_dir_tree(&dir).with_context(|| format!("reading {}", dir.display()))?;
     let graph_tree = tree.clone();
     let (graph, _) = tokio::task::spawn_blocking(move || {
-        quorum_graph::build_parallel(graph_tree, None, quorum_graph::default_threads(), &mut |_, _| {})
+        let parsing = LazyBar::new("parsing", "files");
+        quorum_graph::build_parallel(graph_tree, None, quorum_graph::default_threads(), &mut |d, t| {
+            parsing.update(d, t)
+        })
     })
     .await?;
     let mut files = quorum_search::source_files(&graph, tree);
@@ -126,19 +130,10 @@ pub async fn run(args: BenchSearchArgs) -> anyhow::Result<BenchSearchReport> {
         .await?
         .context("search is off")?;
     let repo = format!("bench/{}", args.package);
-    let pb = indicatif::ProgressBar::new(0);
-    pb.set_style(
-        indicatif::ProgressStyle::with_template("  indexing [{bar:30}] {pos}/{len} chunks ({per_sec}, eta {eta})")
-            .expect("a valid template"),
-    );
+    let indexing = LazyBar::new("indexing", "chunks");
     let t = Instant::now();
-    let stats = index
-        .index(&repo, "c1", &files, &|done, total| {
-            pb.set_length(total as u64);
-            pb.set_position(done as u64);
-        })
-        .await?;
-    pb.finish_and_clear();
+    let stats = index.index(&repo, "c1", &files, &|d, t| indexing.update(d, t)).await?;
+    drop(indexing);
     let index_secs = t.elapsed().as_secs_f64();
     let count = |k: Kind| {
         files

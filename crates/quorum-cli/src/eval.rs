@@ -15,6 +15,7 @@ use anyhow::Context;
 use quorum_core::{ContextMode, Finding, JobPolicy, Provider};
 use quorum_eval::score::{CaseScore, Reported, matches, resolve_expected, score_case, totals};
 use quorum_eval::{Case, build_case_repo, load_cases};
+pub use quorum_events::payloads::ModelCalls;
 use quorum_gateway::intake::{ChangeRequest, Intake};
 use quorum_runtime::{CancellationToken, ServiceContext};
 use quorum_scm::{LocalGit, LocalRepos};
@@ -42,9 +43,10 @@ pub struct EvalArgs {
     /// Fail when precision < 1.0 or recall is below this file's `recall`.
     #[arg(long)]
     pub baseline: Option<PathBuf>,
-    /// USD per million tokens by model (`eval/prices.json`).
-    #[arg(long, default_value = "eval/prices.json")]
-    pub prices: PathBuf,
+    /// USD per million tokens by model, replacing the built-in table
+    /// (`eval/prices.json` when the binary was built).
+    #[arg(long)]
+    pub prices: Option<PathBuf>,
 }
 
 /// The model the agents ran with (priced through the table). Only the
@@ -65,6 +67,9 @@ pub struct CaseResult {
     pub latency_ms: f64,
     pub tokens: crate::prices::Tokens,
     pub usd: f64,
+    /// Model calls of the review's agents, live and replayed from the
+    /// response cache.
+    pub model_calls: ModelCalls,
 }
 
 #[derive(Debug, Serialize)]
@@ -77,6 +82,9 @@ pub struct RejectedFinding {
 #[derive(Debug, Serialize)]
 pub struct ModeSummary {
     pub mode: String,
+    /// Reviews scored in the mode (valid cases × repeats); `tokens` is
+    /// their sum.
+    pub reviews: usize,
     pub precision: f64,
     pub recall: f64,
     pub f1: f64,
@@ -87,6 +95,11 @@ pub struct ModeSummary {
     pub latency_max_ms: f64,
     /// Recall spread over repeats (max − min).
     pub recall_spread: f64,
+    /// Model calls answered by the server, over every review of the mode.
+    pub live_calls: u64,
+    /// Model calls replayed from the response cache (`QUORUM_LLM_CACHE`):
+    /// figures with replayed calls are a re-scoring, not a new measurement.
+    pub replayed_calls: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -135,7 +148,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
             MODES.join(", ")
         );
     }
-    let prices = crate::prices::PriceTable::load(&args.prices)?;
+    let prices = crate::prices::PriceTable::load_or_embedded(args.prices.as_deref())?;
     // Fail before the run, not after it, when the model has no price.
     prices.cost(ENGINE_MODEL, Default::default())?;
     let cases_dir = args.cases.clone().unwrap_or_else(|| args.fixture.join("cases"));
@@ -156,11 +169,14 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
     let mut pr = 0u64;
     let total = loaded.len() * args.modes.len() * args.repeat as usize;
     let mut done = 0;
+    // The bar on a terminal; the per-review lines always (CI logs keep them).
+    let pb = crate::progress::bar("eval", total as u64, "reviews");
     for case in loaded {
         let case = match case {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("  invalid: {e}");
+                pb.suspend(|| eprintln!("  invalid: {e}"));
+                pb.inc((args.modes.len() * args.repeat as usize) as u64);
                 invalid.push(e.to_string());
                 continue;
             }
@@ -168,11 +184,13 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
         let repo = match build_case_repo(&args.fixture, &case) {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("  invalid: {e}");
+                pb.suspend(|| eprintln!("  invalid: {e}"));
+                pb.inc((args.modes.len() * args.repeat as usize) as u64);
                 invalid.push(e.to_string());
                 continue;
             }
         };
+        pb.set_message(format!("indexing {}", case.id));
         let repo_name = format!("eval/{}", repo_slug(&case.id));
         repos.insert(&repo_name, LocalGit::open(&repo.path)?);
         let base_sha = LocalGit::open(&repo.path)?.resolve(&repo.base).await?;
@@ -186,6 +204,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
             let context_mode: ContextMode = mode.parse().map_err(anyhow::Error::msg)?;
             for run in 0..args.repeat {
                 pr += 1;
+                pb.set_message(format!("{} {mode}", case.id));
                 let started = Instant::now();
                 let submitted = intake
                     .submit(ChangeRequest {
@@ -208,10 +227,13 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                 let review = wait_for_review(store.as_ref(), &submitted.job_id, Duration::from_secs(60)).await?;
                 let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
                 let mut tokens = crate::prices::Tokens::default();
+                let mut model_calls = ModelCalls::default();
                 for r in store.get_results(&submitted.job_id).await?.values() {
                     tokens.prompt += r.tokens.prompt;
                     tokens.cached_prompt += r.tokens.cached_prompt;
                     tokens.completion += r.tokens.completion;
+                    model_calls.live += r.model_calls.live;
+                    model_calls.replayed += r.model_calls.replayed;
                 }
                 let usd = prices.cost(ENGINE_MODEL, tokens)?;
                 let kept: Vec<Reported> = review.kept.iter().map(reported).collect();
@@ -237,14 +259,17 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                     })
                     .collect();
                 done += 1;
-                eprintln!(
-                    "  [{done}/{total}] {mode:<10} {:<32} found {}/{} counted {} fp {}",
-                    case.id,
-                    score.found,
-                    score.expected,
-                    score.counted,
-                    score.false_positives.len()
-                );
+                pb.inc(1);
+                pb.suspend(|| {
+                    eprintln!(
+                        "  [{done}/{total}] {mode:<10} {:<32} found {}/{} counted {} fp {}",
+                        case.id,
+                        score.found,
+                        score.expected,
+                        score.counted,
+                        score.false_positives.len()
+                    )
+                });
                 let rejected = review
                     .rejected
                     .iter()
@@ -265,15 +290,17 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                     latency_ms,
                     tokens,
                     usd,
+                    model_calls,
                 });
             }
         }
         repos.remove(&repo_name);
     }
+    pb.finish_and_clear();
     fleet.stop().await?;
     let modes = args.modes.iter().map(|m| summarise(m, &results, args.repeat)).collect();
     let report = EvalReport {
-        schema_version: 2,
+        schema_version: 3,
         fixture: args.fixture.display().to_string(),
         engine: "offline".into(),
         invalid_cases: invalid,
@@ -325,6 +352,7 @@ fn summarise(mode: &str, results: &[CaseResult], repeat: u32) -> ModeSummary {
     let spread = per_run.iter().cloned().fold(f64::MIN, f64::max) - per_run.iter().cloned().fold(f64::MAX, f64::min);
     ModeSummary {
         mode: mode.into(),
+        reviews: mine.len(),
         precision,
         recall,
         f1,
@@ -342,5 +370,7 @@ fn summarise(mode: &str, results: &[CaseResult], repeat: u32) -> ModeSummary {
         latency_p50_ms: lat.get(lat.len() / 2).copied().unwrap_or(0.0),
         latency_max_ms: lat.last().copied().unwrap_or(0.0),
         recall_spread: if per_run.is_empty() { 0.0 } else { spread },
+        live_calls: mine.iter().map(|r| r.model_calls.live as u64).sum(),
+        replayed_calls: mine.iter().map(|r| r.model_calls.replayed as u64).sum(),
     }
 }

@@ -1,5 +1,6 @@
 //! The eval's outputs: `results.json` (schema: [`crate::eval::EvalReport`]),
-//! `report.md`, `chart.svg`, the terminal table, and the baseline check.
+//! `report.md`, the two charts ([`crate::eval_chart`]), the terminal table,
+//! and the baseline check.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -7,16 +8,17 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::eval::EvalReport;
+use crate::eval_chart::{BARS_FILE, SCATTER_FILE, bars_svg, recall_tokens_svg};
 
 /// The summary table, as Markdown (also printed to the terminal).
 pub fn summary_table(r: &EvalReport) -> String {
     let mut s = String::from(
-        "| mode | precision | recall | F1 | FP on clean | tokens | $/review | p50 ms | max ms |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| mode | precision | recall | F1 | FP on clean | tokens | $/review | p50 ms | max ms | model calls live | replayed |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for m in &r.modes {
         let _ = writeln!(
             s,
-            "| {} | {:.2} | {:.2} | {:.2} | {} | {} | {:.4} | {:.0} | {:.0} |",
+            "| {} | {:.2} | {:.2} | {:.2} | {} | {} | {:.4} | {:.0} | {:.0} | {} | {} |",
             m.mode,
             m.precision,
             m.recall,
@@ -25,15 +27,38 @@ pub fn summary_table(r: &EvalReport) -> String {
             m.tokens,
             m.usd_per_review,
             m.latency_p50_ms,
-            m.latency_max_ms
+            m.latency_max_ms,
+            m.live_calls,
+            m.replayed_calls
         );
     }
     s
 }
 
+/// Says how much of the run was replayed from the response cache: such
+/// figures re-score recorded answers, and latency no longer measures the
+/// model.
+fn replay_note(r: &EvalReport) -> Option<String> {
+    let live: u64 = r.modes.iter().map(|m| m.live_calls).sum();
+    let replayed: u64 = r.modes.iter().map(|m| m.replayed_calls).sum();
+    (replayed > 0).then(|| {
+        format!(
+            "\n{replayed} of {} model answers were replayed from the response cache ({live} live): the scores re-score recorded answers, and latency does not measure the model.\n",
+            live + replayed
+        )
+    })
+}
+
 fn report_md(r: &EvalReport) -> String {
     let mut s = format!("# Eval report\n\nFixture `{}`, engine `{}`.\n\n", r.fixture, r.engine);
     s.push_str(&summary_table(r));
+    if let Some(note) = replay_note(r) {
+        s.push_str(&note);
+    }
+    let _ = write!(
+        s,
+        "\n![precision, recall and F1 per context mode]({BARS_FILE})\n\n![recall against tokens per review, one point per mode]({SCATTER_FILE})\n"
+    );
     if r.engine == "offline" {
         s.push_str("\nThe offline engine does not use context yet, so the three modes review identically.\n");
     }
@@ -43,7 +68,7 @@ fn report_md(r: &EvalReport) -> String {
             let _ = writeln!(s, "- {i}");
         }
     }
-    s.push_str("\n## Per case\n\n| case | mode | found | counted | false positives | missed because |\n|---|---|---|---|---|---|\n");
+    s.push_str("\n## Per case\n\n| case | mode | found | counted | false positives | missed because | model calls live/replayed |\n|---|---|---|---|---|---|---|\n");
     for c in &r.cases {
         let fps: Vec<String> = c
             .score
@@ -53,7 +78,7 @@ fn report_md(r: &EvalReport) -> String {
             .collect();
         let _ = writeln!(
             s,
-            "| {} | {} | {}/{} | {} | {} | {} |",
+            "| {} | {} | {}/{} | {} | {} | {} | {}/{} |",
             c.case,
             c.mode,
             c.score.found,
@@ -64,72 +89,15 @@ fn report_md(r: &EvalReport) -> String {
                 "—".into()
             } else {
                 c.missed.join("; ")
-            }
+            },
+            c.model_calls.live,
+            c.model_calls.replayed
         );
     }
     s
 }
 
-/// Grouped bars: precision, recall, F1 per mode.
-fn chart_svg(r: &EvalReport) -> String {
-    let (w, h, pad) = (640.0, 320.0, 40.0);
-    let group = (w - 2.0 * pad) / r.modes.len().max(1) as f64;
-    let bar = group / 4.0;
-    let colors = ["#4e79a7", "#f28e2b", "#59a14f"];
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    );
-    let _ = writeln!(
-        s,
-        "<line x1=\"{pad}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>",
-        h - pad,
-        w - pad,
-        h - pad
-    );
-    for (i, m) in r.modes.iter().enumerate() {
-        for (j, (v, name)) in [(m.precision, "precision"), (m.recall, "recall"), (m.f1, "F1")]
-            .iter()
-            .enumerate()
-        {
-            let x = pad + i as f64 * group + bar * 0.5 + j as f64 * bar;
-            let bh = v * (h - 2.0 * pad);
-            let _ = writeln!(
-                s,
-                "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{bh:.1}\" fill=\"{}\"><title>{} {name} {v:.2}</title></rect>",
-                h - pad - bh,
-                bar * 0.9,
-                colors[j],
-                m.mode
-            );
-            let _ = writeln!(
-                s,
-                "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\">{v:.2}</text>",
-                x,
-                h - pad - bh - 3.0
-            );
-        }
-        let _ = writeln!(
-            s,
-            "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-            pad + i as f64 * group + bar,
-            h - pad + 16.0,
-            m.mode
-        );
-    }
-    for (j, name) in ["precision", "recall", "F1"].iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "<rect x=\"{}\" y=\"10\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"19\">{name}</text>",
-            pad + j as f64 * 90.0,
-            colors[j],
-            pad + 14.0 + j as f64 * 90.0
-        );
-    }
-    s.push_str("</svg>\n");
-    s
-}
-
-/// Writes the three outputs under `<out>/<unix-seconds>/` and prints the table.
+/// Writes the outputs under `<out>/<unix-seconds>/` and prints the table.
 pub fn write(out: &Path, report: &EvalReport) -> anyhow::Result<()> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)?
@@ -138,7 +106,8 @@ pub fn write(out: &Path, report: &EvalReport) -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(report)?)?;
     std::fs::write(dir.join("report.md"), report_md(report))?;
-    std::fs::write(dir.join("chart.svg"), chart_svg(report))?;
+    std::fs::write(dir.join(BARS_FILE), bars_svg(&report.modes)?)?;
+    std::fs::write(dir.join(SCATTER_FILE), recall_tokens_svg(&report.modes)?)?;
     println!("\n{}", summary_table(report));
     if !report.invalid_cases.is_empty() {
         println!("invalid cases: {}", report.invalid_cases.len());
@@ -177,4 +146,57 @@ pub fn check_baseline(path: &Path, report: &EvalReport) -> anyhow::Result<()> {
     );
     println!("baseline {} holds", path.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::ModeSummary;
+
+    fn report(live: u64, replayed: u64) -> EvalReport {
+        EvalReport {
+            schema_version: 3,
+            fixture: "f".into(),
+            engine: "m".into(),
+            invalid_cases: vec![],
+            modes: vec![ModeSummary {
+                mode: "graph_rag".into(),
+                reviews: 2,
+                precision: 1.0,
+                recall: 0.5,
+                f1: 0.67,
+                clean_false_positives: 0,
+                tokens: 900,
+                usd_per_review: 0.0,
+                latency_p50_ms: 5.0,
+                latency_max_ms: 9.0,
+                recall_spread: 0.0,
+                live_calls: live,
+                replayed_calls: replayed,
+            }],
+            cases: vec![],
+        }
+    }
+
+    #[test]
+    fn the_report_says_how_many_answers_were_replayed() {
+        let md = report_md(&report(1, 5));
+        assert!(
+            md.contains("| graph_rag | 1.00 | 0.50 | 0.67 | 0 | 900 | 0.0000 | 5 | 9 | 1 | 5 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("5 of 6 model answers were replayed from the response cache (1 live)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("](chart.svg)") && md.contains("](recall-tokens.svg)"),
+            "{md}"
+        );
+        let live = report_md(&report(6, 0));
+        assert!(
+            live.contains("| 6 | 0 |") && !live.contains("replayed from the response cache"),
+            "{live}"
+        );
+    }
 }

@@ -6,7 +6,6 @@
 //! and commit plus a `latest` per directory), so a second `quorum index`
 //! of the same directory re-parses only the files that changed.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -14,6 +13,8 @@ use anyhow::Context;
 use quorum_core::FileStatus;
 use quorum_graph::{EdgeKind, Graph, ImpactOptions, Target, blob, build_with_progress, impact, overlay};
 use quorum_scm::{LocalGit, TreeSource, read_dir_tree};
+
+use crate::progress::LazyBar;
 
 fn default_cache() -> PathBuf {
     std::env::var_os("HOME")
@@ -82,26 +83,6 @@ fn save(path: &Path, g: &Graph) -> anyhow::Result<usize> {
     Ok(bytes.len())
 }
 
-fn progress_bar(done: usize, total: usize) {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
-        return;
-    }
-    if done == total || done.is_multiple_of(25) {
-        let width = 30;
-        let filled = (done * width).checked_div(total).unwrap_or(width);
-        eprint!(
-            "\r  parsing [{}{}] {done}/{total} files",
-            "#".repeat(filled),
-            " ".repeat(width - filled)
-        );
-        if done == total {
-            eprintln!();
-        }
-        let _ = std::io::stderr().flush();
-    }
-}
-
 /// Reads the sources of DIR (at a commit when it is a git repository).
 pub(crate) async fn sources(dir: &Path, git_ref: &str) -> anyhow::Result<(Vec<(String, String)>, Option<String>)> {
     if dir.join(".git").exists() {
@@ -126,7 +107,8 @@ pub async fn index(args: IndexArgs) -> anyhow::Result<()> {
     let latest = dir_key.join("latest.qgr");
     let previous = load(&latest);
     let t = Instant::now();
-    let (graph, stats) = build_with_progress(tree, previous.as_ref(), &mut progress_bar);
+    let parsing = LazyBar::new("parsing", "files");
+    let (graph, stats) = build_with_progress(tree, previous.as_ref(), &mut |d, t| parsing.update(d, t));
     let build_ms = t.elapsed().as_secs_f64() * 1000.0;
     let blob_bytes = save(&latest, &graph)?;
     if let Some(c) = &commit {
@@ -199,7 +181,8 @@ pub async fn impact_cmd(args: ImpactArgs) -> anyhow::Result<()> {
         Some(g) => g,
         None => {
             let tree = git.read_tree("local", &change.base_sha).await?;
-            let (g, _) = build_with_progress(tree, None, &mut progress_bar);
+            let parsing = LazyBar::new("parsing", "files");
+            let (g, _) = build_with_progress(tree, None, &mut |d, t| parsing.update(d, t));
             save(&cached, &g)?;
             g
         }

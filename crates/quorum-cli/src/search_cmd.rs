@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use quorum_search::{Kind, SearchArgs, SearchOptions};
 
+use crate::progress::LazyBar;
+
 #[derive(Debug, Clone, clap::Args)]
 pub struct SearchCmdArgs {
     /// A directory (a git repository is read at HEAD).
@@ -35,16 +37,6 @@ pub struct SearchCmdArgs {
     pub search: SearchArgs,
 }
 
-fn bar(total: usize) -> indicatif::ProgressBar {
-    let pb = indicatif::ProgressBar::new(total as u64);
-    pb.set_style(
-        indicatif::ProgressStyle::with_template("  embedding [{bar:30}] {pos}/{len} chunks ({per_sec}, eta {eta})")
-            .expect("a valid template")
-            .progress_chars("#>-"),
-    );
-    pb
-}
-
 pub async fn run(args: SearchCmdArgs) -> anyhow::Result<()> {
     let mut search_args = args.search.clone();
     search_args.mode = quorum_search::config::SearchMode::On;
@@ -58,24 +50,19 @@ pub async fn run(args: SearchCmdArgs) -> anyhow::Result<()> {
     let t = Instant::now();
     let tree_for_graph = tree.clone();
     let (graph, _) = tokio::task::spawn_blocking(move || {
-        quorum_graph::build_parallel(tree_for_graph, None, quorum_graph::default_threads(), &mut |_, _| {})
+        let parsing = LazyBar::new("parsing", "files");
+        quorum_graph::build_parallel(tree_for_graph, None, quorum_graph::default_threads(), &mut |d, t| {
+            parsing.update(d, t)
+        })
     })
     .await?;
     let files = quorum_search::source_files(&graph, tree);
     let graph_secs = t.elapsed().as_secs_f64();
-    let pb = std::sync::Mutex::new(None::<indicatif::ProgressBar>);
-    let progress = |done: usize, total: usize| {
-        let mut pb = pb.lock().unwrap_or_else(|p| p.into_inner());
-        if total == 0 {
-            return;
-        }
-        let b = pb.get_or_insert_with(|| bar(total));
-        b.set_position(done as u64);
-        if done == total {
-            b.finish_and_clear();
-        }
-    };
-    let stats = index.index(&repo, &commit, &files, &progress).await?;
+    let embedding = LazyBar::new("embedding", "chunks");
+    let stats = index
+        .index(&repo, &commit, &files, &|d, t| embedding.update(d, t))
+        .await?;
+    drop(embedding);
     if stats.chunks > 0 || stats.files_deleted > 0 {
         eprintln!(
             "indexed {} ({} files changed, {} removed): {} chunks embedded in {:.1}s, stored in {:.1}s; graph {:.1}s; {} engine, model {}",

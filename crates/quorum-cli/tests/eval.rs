@@ -17,7 +17,7 @@ async fn runs_another_fixture_and_reports_invalid_cases_by_name() {
         repeat: 1,
         out: out.path().to_path_buf(),
         baseline: None,
-        prices: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../eval/prices.json"),
+        prices: None,
     })
     .await
     .unwrap();
@@ -33,9 +33,99 @@ async fn runs_another_fixture_and_reports_invalid_cases_by_name() {
         );
     }
     let dir = std::fs::read_dir(out.path()).unwrap().next().unwrap().unwrap().path();
-    for f in ["results.json", "report.md", "chart.svg"] {
+    for f in ["results.json", "report.md", "chart.svg", "recall-tokens.svg"] {
         assert!(dir.join(f).exists(), "{f}");
     }
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(md.contains("| diff_only | 1.00 | 1.00 |"), "{md}");
+    assert!(
+        md.contains("](chart.svg)") && md.contains("](recall-tokens.svg)"),
+        "{md}"
+    );
+    for chart in ["chart.svg", "recall-tokens.svg"] {
+        let svg = std::fs::read_to_string(dir.join(chart)).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("diff_only") && svg.contains("graph_rag"),
+            "{chart}"
+        );
+    }
+}
+
+fn quorum_in(cwd: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_quorum"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("REDIS_URL")
+        .env_remove("KAFKA_BROKERS")
+        .output()
+        .expect("run quorum")
+}
+
+/// The price table is built in: `quorum eval` run from a directory with no
+/// `eval/prices.json` prices and scores as it does from the repository.
+#[test]
+fn eval_runs_from_any_directory() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tiny");
+    let elsewhere = tempfile::tempdir().unwrap();
+    assert!(!elsewhere.path().join("eval/prices.json").exists());
+    let out = quorum_in(
+        elsewhere.path(),
+        &[
+            "eval",
+            "--fixture",
+            fixture.to_str().unwrap(),
+            "--modes",
+            "diff_only",
+            "--out",
+            "results",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // stderr is a pipe: the per-review lines, and no progress bar drawn.
+    assert!(stderr.contains("[1/3] diff_only"), "{stderr}");
+    assert!(!stderr.contains('\r') && !stderr.contains('\x1b'), "{stderr:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("| diff_only | 1.00 | 1.00 |"), "{stdout}");
+    // `--out` is relative to where it ran.
+    let run = std::fs::read_dir(elsewhere.path().join("results"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["modes"][0]["usd_per_review"], 0.0);
+}
+
+/// `--prices` replaces the built-in table; a file that is missing or not a
+/// table is refused before any case runs, naming the file.
+#[test]
+fn a_bad_price_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = quorum_in(dir.path(), &["eval", "--prices", "missing.json"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("reading the price table missing.json"), "{err}");
+    std::fs::write(dir.path().join("bad.json"), r#"{"models": {"offline": {"prompt": 0}}}"#).unwrap();
+    let out = quorum_in(dir.path(), &["eval", "--prices", "bad.json"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.json is not a valid price table") && err.contains("missing field `cached_prompt`"),
+        "{err}"
+    );
+    std::fs::write(
+        dir.path().join("other.json"),
+        r#"{"models": {"gpt-x": {"prompt": 1, "cached_prompt": 0.5, "completion": 2}}}"#,
+    )
+    .unwrap();
+    let out = quorum_in(dir.path(), &["eval", "--prices", "other.json"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no price for model `offline` (the table has: gpt-x)"),
+        "{err}"
+    );
 }

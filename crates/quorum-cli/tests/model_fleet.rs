@@ -170,3 +170,59 @@ async fn a_failing_model_falls_back_to_the_offline_engine_and_says_so() {
             >= 1
     );
 }
+
+/// With a response cache, the same review run again replays every model
+/// answer: no request reaches the server, the review is the same, and each
+/// agent's result counts its calls as replayed (what `quorum eval` sums).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rerun_with_a_response_cache_replays_every_model_answer() {
+    let (file, line) = support::anchor_line("01-sql-fstring-email-lookup");
+    let model = ScriptedModel::respond(move |req, _| {
+        let sys = system(req);
+        if sys.contains("critic of a code review bot") {
+            let user = req["messages"][1]["content"].as_str().unwrap_or_default();
+            let decisions: Vec<Value> = (0..user.matches("\"index\":").count())
+                .map(|i| json!({"index": i, "keep": true, "reason": "shown by the diff", "confidence": 0.9, "severity": "critical"}))
+                .collect();
+            return Scripted::content(&json!({"decisions": decisions}).to_string());
+        }
+        if sys.contains("security reviewer") {
+            return Scripted::content(&finding(&file, line, "SQL injection through the email lookup"));
+        }
+        Scripted::content(r#"{"findings":[]}"#)
+    })
+    .await;
+    let cache = tempfile::tempdir().unwrap();
+    let mut cfg = config(&model);
+    cfg.cache_dir = Some(cache.path().to_path_buf());
+
+    let (first, _, results) = support::review_case_with_results("01-sql-fstring-email-lookup", cfg.clone()).await;
+    let live_requests = model.requests().len();
+    let calls = |results: &std::collections::BTreeMap<quorum_core::AgentRole, quorum_events::AgentResult>| {
+        results
+            .values()
+            .fold((0, 0), |(l, r), a| (l + a.model_calls.live, r + a.model_calls.replayed))
+    };
+    // One call per model role; the critic's calls, if any, are not agent results.
+    let (live, replayed) = calls(&results);
+    assert_eq!((live, replayed), (3, 0));
+    assert!(live as usize <= live_requests);
+
+    let (second, _, results) = support::review_case_with_results("01-sql-fstring-email-lookup", cfg).await;
+    assert_eq!(model.requests().len(), live_requests, "no request reached the server");
+    assert_eq!(calls(&results), (0, live));
+    let kept = |r: &quorum_core::Review| {
+        r.kept
+            .iter()
+            .map(|k| (k.file.clone(), k.line, k.title.clone(), k.agreed_by.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(kept(&second), kept(&first));
+    assert!(
+        first
+            .kept
+            .iter()
+            .any(|k| k.agreed_by.contains(&quorum_core::AgentRole::Security)),
+        "the model's finding is in the review: {first:#?}"
+    );
+}

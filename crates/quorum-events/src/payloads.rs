@@ -122,6 +122,10 @@ pub struct AgentResult {
     /// Model tokens spent (0 for the offline engine).
     #[serde(default)]
     pub tokens: TokenUsage,
+    /// Model calls made, live and replayed from a response cache (0 for
+    /// the offline engine).
+    #[serde(default)]
+    pub model_calls: ModelCalls,
 }
 
 /// Token accounting by kind (F-AG-4).
@@ -130,6 +134,17 @@ pub struct TokenUsage {
     pub prompt: u64,
     pub cached_prompt: u64,
     pub completion: u64,
+}
+
+/// Model calls of one review by where the answer came from: an eval
+/// reports both, since replayed answers cost nothing now but were paid for
+/// once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ModelCalls {
+    /// Answered (or failed) by the model server.
+    pub live: u32,
+    /// Replayed from the response cache (`QUORUM_LLM_CACHE`).
+    pub replayed: u32,
 }
 
 impl Payload for AgentResult {
@@ -306,6 +321,21 @@ mod tests {
         assert!(err.to_string().contains("schema_version 9"), "{err}");
         let err = IndexRequested::decode(b"not json").unwrap_err();
         assert!(err.to_string().contains("not valid JSON for IndexRequested"), "{err}");
+    }
+
+    /// Results from agents built before the response cache have no
+    /// `model_calls`: they decode as zero calls, and new ones round-trip.
+    #[test]
+    fn model_calls_default_to_zero_and_round_trip() {
+        let old = br#"{"schema_version":1,"job_id":"j","agent":"security","status":"done","findings":[],"duration_ms":5,"tokens":{"prompt":10,"cached_prompt":0,"completion":2}}"#;
+        let r = AgentResult::decode(old).unwrap();
+        assert_eq!(r.model_calls, ModelCalls::default());
+        assert_eq!(r.tokens.prompt, 10);
+        let counted = AgentResult {
+            model_calls: ModelCalls { live: 2, replayed: 3 },
+            ..r
+        };
+        assert_eq!(AgentResult::decode(&counted.encode()).unwrap(), counted);
     }
 
     #[test]

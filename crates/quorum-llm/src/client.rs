@@ -16,6 +16,7 @@ use reqwest13 as reqwest;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::cache::{Lookup, ResponseCache};
 use crate::config::LlmConfig;
 use crate::retry::{RetryLog, RetryPolicy, RetryingHttp, is_validation_error};
 
@@ -68,6 +69,9 @@ pub struct ChatReply {
     pub tokens: Tokens,
     /// The model that answered (as the request named it).
     pub model: String,
+    /// Replayed from the response cache rather than answered by the
+    /// server (the tokens are what the recorded call spent).
+    pub replayed: bool,
 }
 
 /// Why a call produced no usable reply.
@@ -111,6 +115,10 @@ impl LlmError {
 pub struct CallLog {
     /// Requests made (each may have been retried by the HTTP layer).
     pub calls: u32,
+    /// Of `calls`, those that went to the server (failures included).
+    pub live: u32,
+    /// Of `calls`, those answered from the response cache.
+    pub replayed: u32,
     /// Requests that failed after retries (refusals are not failures).
     pub failed: u32,
     /// Tokens of every reply, refusals included.
@@ -123,7 +131,9 @@ pub struct ChatClient {
     client: Client<OpenAIConfig>,
     temperature: f32,
     max_tokens: u32,
+    seed: Option<u64>,
     retry_log: RetryLog,
+    cache: Option<ResponseCache>,
 }
 
 impl ChatClient {
@@ -150,11 +160,19 @@ impl ChatClient {
         oc = oc.with_api_key(cfg.api_key.as_ref().map(|k| k.expose().to_string()).unwrap_or_default());
         let retry_log = RetryLog::default();
         let client = Client::with_config(oc).with_http_service(RetryingHttp::new(http, policy, retry_log.clone()));
+        let cache = cfg
+            .cache_dir
+            .as_ref()
+            .map(ResponseCache::open)
+            .transpose()
+            .map_err(|e| LlmError::Setup(e.to_string()))?;
         Ok(ChatClient {
             client,
             temperature: cfg.temperature,
             max_tokens: cfg.max_tokens,
+            seed: cfg.seed,
             retry_log,
+            cache,
         })
     }
 
@@ -163,15 +181,53 @@ impl ChatClient {
         &self.retry_log
     }
 
-    /// One call (retried by the HTTP layer as the policy allows).
+    /// One call (retried by the HTTP layer as the policy allows), replayed
+    /// from the response cache when it recorded exactly this request.
     pub async fn complete(&self, req: &ChatRequest) -> Result<ChatReply, LlmError> {
+        let body = self.body(req)?;
+        if let Some(cache) = &self.cache {
+            match cache.lookup(&body) {
+                Lookup::Hit(raw) => match parse_reply(raw, &req.model) {
+                    Ok(reply) => {
+                        return Ok(ChatReply {
+                            replayed: true,
+                            ..reply
+                        });
+                    }
+                    Err(e) => tracing::warn!(
+                        file = %cache.path_of(&body).display(),
+                        error = %e,
+                        "cached model response unusable; calling the model"
+                    ),
+                },
+                Lookup::Miss => {}
+                Lookup::Unusable(why) => {
+                    tracing::warn!(problem = %why, "model response cache entry unusable; calling the model")
+                }
+            }
+        }
+        let raw: Value = self.client.chat().create_byot(body.clone()).await.map_err(map_error)?;
+        let reply = parse_reply(raw.clone(), &req.model)?;
+        // Only answers that parsed are recorded; a failed write costs the
+        // next run a live call, never this one its answer.
+        if let Some(Err(e)) = self.cache.as_ref().map(|c| c.store(&body, &raw)) {
+            tracing::warn!(error = %e, "model response not cached");
+        }
+        Ok(reply)
+    }
+
+    /// The body sent for `req`: the request plus the client's sampling
+    /// settings (all of it is the cache key).
+    fn body(&self, req: &ChatRequest) -> Result<Value, LlmError> {
         let mut body = serde_json::to_value(req).map_err(|e| LlmError::Setup(e.to_string()))?;
         let obj = body.as_object_mut().expect("a request serialises to an object");
         obj.insert("temperature".into(), json!(self.temperature));
         obj.insert("max_tokens".into(), json!(self.max_tokens));
+        if let Some(seed) = self.seed {
+            obj.insert("seed".into(), json!(seed));
+        }
         obj.insert("stream".into(), json!(false));
-        let raw: Value = self.client.chat().create_byot(body).await.map_err(map_error)?;
-        parse_reply(raw, &req.model)
+        Ok(body)
     }
 }
 
@@ -188,7 +244,13 @@ impl ChatClient {
     ) -> Result<ChatReply, LlmError> {
         loop {
             log.calls += 1;
-            let outcome = self.complete(req).await.and_then(|r| {
+            let outcome = self.complete(req).await;
+            match &outcome {
+                Ok(r) if r.replayed => log.replayed += 1,
+                // A failure is never replayed: it was the server's.
+                _ => log.live += 1,
+            }
+            let outcome = outcome.and_then(|r| {
                 log.tokens += r.tokens;
                 let refused = r.refusal.clone().or_else(|| {
                     (r.finish_reason.as_deref() == Some("content_filter")).then(|| "content filter".to_string())
@@ -348,6 +410,7 @@ fn parse_reply(raw: Value, model: &str) -> Result<ChatReply, LlmError> {
         finish_reason: choice.finish_reason,
         tokens,
         model: model.to_string(),
+        replayed: false,
     })
 }
 

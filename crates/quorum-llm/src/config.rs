@@ -34,6 +34,12 @@ pub struct LlmConfig {
     pub temperature: f32,
     /// Completion tokens per call.
     pub max_tokens: u32,
+    /// Sampling seed sent with every call (servers that honour it answer
+    /// the same request the same way).
+    pub seed: Option<u64>,
+    /// Where model responses are recorded and replayed from
+    /// ([`crate::cache`]); `None`: every call is live.
+    pub cache_dir: Option<PathBuf>,
     /// One HTTP request, connect to last byte.
     pub timeout: Duration,
     /// Retries of one call (429, 5xx that can pass, timeouts).
@@ -65,6 +71,8 @@ impl LlmConfig {
             fallback_model: None,
             temperature: 0.0,
             max_tokens: 2048,
+            seed: None,
+            cache_dir: None,
             timeout: Duration::from_secs(120),
             retries: 3,
             tool_mode: ToolMode::Native,
@@ -119,6 +127,13 @@ pub struct LlmArgs {
     /// Completion tokens per call.
     #[arg(long, env = "QUORUM_MODEL_MAX_TOKENS", default_value_t = 2048)]
     pub model_max_tokens: u32,
+    /// Sampling seed sent with every model call.
+    #[arg(long, env = "QUORUM_MODEL_SEED")]
+    pub model_seed: Option<u64>,
+    /// Record model responses in DIR and replay them for identical requests
+    /// (an eval re-run re-scores without calling the model); off when unset.
+    #[arg(long, env = "QUORUM_LLM_CACHE")]
+    pub llm_cache: Option<PathBuf>,
     /// Seconds one model request may take.
     #[arg(long, env = "QUORUM_MODEL_TIMEOUT_SECS", default_value_t = 120)]
     pub model_timeout_secs: u64,
@@ -188,6 +203,8 @@ impl LlmArgs {
             return Err(ConfigError("--model-max-tokens must be at least 1".into()));
         }
         c.max_tokens = self.model_max_tokens;
+        c.seed = self.model_seed;
+        c.cache_dir = self.llm_cache.clone().filter(|d| !d.as_os_str().is_empty());
         if self.model_timeout_secs == 0 {
             return Err(ConfigError("--model-timeout-secs must be at least 1".into()));
         }

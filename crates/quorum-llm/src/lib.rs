@@ -7,6 +7,7 @@
 //! Depends on no service crate: the agent and the critic call it, and
 //! implement [`tools::ToolBox`] over their own back-ends.
 
+pub mod cache;
 pub mod client;
 pub mod config;
 pub mod explain;
@@ -17,7 +18,8 @@ pub mod review_loop;
 pub mod schema;
 pub mod tools;
 
-pub use client::{ChatClient, LlmError, Tokens};
+pub use cache::ResponseCache;
+pub use client::{CallLog, ChatClient, LlmError, Tokens};
 pub use config::{LlmArgs, LlmConfig, Secret, ToolMode};
 pub use judge::{Judgement, ModelJudge};
 pub use review_loop::{LoopFailure, LoopReport, LoopStats, ModelReviewer};

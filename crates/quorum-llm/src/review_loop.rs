@@ -34,6 +34,10 @@ pub struct LoopStats {
     pub tokens: Tokens,
     /// Model calls made (each may have been retried by the HTTP layer).
     pub calls: u32,
+    /// Of `calls`, those the server answered (or failed).
+    pub live_calls: u32,
+    /// Of `calls`, those replayed from the response cache.
+    pub replayed_calls: u32,
     pub turns: u8,
     /// Tool name → (calls answered, calls that errored).
     pub tools: BTreeMap<String, (u32, u32)>,
@@ -225,6 +229,8 @@ impl Conversation<'_> {
             .complete_with_fallback(&mut req, fallback, &mut log)
             .await;
         self.stats.calls += log.calls;
+        self.stats.live_calls += log.live;
+        self.stats.replayed_calls += log.replayed;
         self.stats.failed_calls += log.failed;
         self.stats.tokens += log.tokens;
         self.stats.fell_back |= log.fell_back;

@@ -42,6 +42,7 @@ fn result(job_id: &str, agent: AgentRole, duration_ms: u64) -> AgentResult {
         duration_ms,
         error: None,
         tokens: Default::default(),
+        model_calls: Default::default(),
     }
 }
 

@@ -3,13 +3,15 @@
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use quorum_cli::fleet::{Fleet, FleetOptions, review_timeout, wait_for_review};
 use quorum_cli::webhook::{open_pull_request, pull_request_payload};
-use quorum_core::Review;
+use quorum_core::{AgentRole, Review};
 use quorum_eval::{build_case_repo, case::load_case};
+use quorum_events::AgentResult;
 use quorum_llm::LlmConfig;
 use quorum_runtime::{CancellationToken, Metrics, ServiceContext};
 use quorum_scm::{LocalGit, LocalRepos};
@@ -34,6 +36,15 @@ pub fn anchor_line(case_id: &str) -> (String, u32) {
 
 /// Reviews `case_id` as a signed PR webhook through every service.
 pub async fn review_case(case_id: &str, llm: LlmConfig) -> (Review, Metrics) {
+    let (review, metrics, _) = review_case_with_results(case_id, llm).await;
+    (review, metrics)
+}
+
+/// [`review_case`], with every agent's result as the store keeps it.
+pub async fn review_case_with_results(
+    case_id: &str,
+    llm: LlmConfig,
+) -> (Review, Metrics, BTreeMap<AgentRole, AgentResult>) {
     let root = fixture();
     let case = load_case(&root.join(format!("cases/{case_id}.json"))).unwrap();
     let repo = build_case_repo(&root, &case).unwrap();
@@ -61,6 +72,7 @@ pub async fn review_case(case_id: &str, llm: LlmConfig) -> (Review, Metrics) {
     let review = wait_for_review(store.as_ref(), &accepted.job_id, timeout)
         .await
         .unwrap();
+    let results = store.get_results(&accepted.job_id).await.unwrap();
     fleet.stop().await.unwrap();
-    (review, metrics)
+    (review, metrics, results)
 }
