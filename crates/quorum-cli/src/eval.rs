@@ -12,11 +12,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use quorum_core::{ContextMode, Finding, JobPolicy, Provider};
+use std::collections::BTreeMap;
+
+use quorum_core::{AgentRole, ContextMode, Finding, JobPolicy, Provider};
+use quorum_eval::explained::{ExplainedScore, Pair, explained_score, explained_totals, located_pairs};
 use quorum_eval::score::{CaseScore, Reported, matches, resolve_expected, score_case, totals};
 use quorum_eval::{Case, build_case_repo, load_cases};
 pub use quorum_events::payloads::ModelCalls;
 use quorum_gateway::intake::{ChangeRequest, Intake};
+use quorum_llm::explain::{ExplainJudge, FindingText};
 use quorum_runtime::{CancellationToken, ServiceContext};
 use quorum_scm::{LocalGit, LocalRepos};
 use quorum_store::MemoryStore;
@@ -47,11 +51,21 @@ pub struct EvalArgs {
     /// (`eval/prices.json` when the binary was built).
     #[arg(long)]
     pub prices: Option<PathBuf>,
+    /// Agent roles that review (default: all four). With a model, the
+    /// reviewer, security and tests roles use it; `static` stays offline.
+    #[arg(long, value_delimiter = ',')]
+    pub roles: Vec<AgentRole>,
+    /// Only these case ids (a subset for slow model runs).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// The model engine (`--model-url`, `--model`, …); unset: offline.
+    #[command(flatten)]
+    pub llm: quorum_llm::LlmArgs,
+    /// The explained-judge (`--judge-url`, `--judge-model`); unset: only
+    /// located scores.
+    #[command(flatten)]
+    pub judge: crate::judge_cmd::JudgeArgs,
 }
-
-/// The model the agents ran with (priced through the table). Only the
-/// offline engine exists so far; a configured model comes with the LLM agents.
-const ENGINE_MODEL: &str = quorum_runtime::metrics::OFFLINE_MODEL;
 
 #[derive(Debug, Serialize)]
 pub struct CaseResult {
@@ -70,6 +84,55 @@ pub struct CaseResult {
     /// Model calls of the review's agents, live and replayed from the
     /// response cache.
     pub model_calls: ModelCalls,
+    /// With a model: the same review scored on the model's findings only
+    /// (no offline rule's), what the model adds on its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_alone: Option<CaseScore>,
+    /// With a judge: located findings that also name the defect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explained: Option<ExplainedScore>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_alone_explained: Option<ExplainedScore>,
+    /// The judge's verdict on each located (finding, expected) pair.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<PairVerdict>,
+}
+
+impl EvalArgs {
+    /// The command line's defaults for `fixture`, results under `out`.
+    pub fn new(fixture: PathBuf, out: PathBuf) -> EvalArgs {
+        #[derive(clap::Parser)]
+        struct Line {
+            #[command(flatten)]
+            args: EvalArgs,
+        }
+        let mut args = <Line as clap::Parser>::parse_from(["eval"]).args;
+        args.fixture = fixture;
+        args.out = out;
+        args
+    }
+}
+
+/// One judged pair, for the reader.
+#[derive(Debug, Serialize)]
+pub struct PairVerdict {
+    pub finding: usize,
+    pub expected: usize,
+    /// `None`: the judge failed on this pair.
+    pub explains: Option<bool>,
+    pub reason: String,
+}
+
+/// Precision / recall / F1 of one view of a mode's reviews.
+#[derive(Debug, Clone, Serialize)]
+pub struct ViewScores {
+    pub precision: f64,
+    pub recall: f64,
+    pub f1: f64,
+    pub clean_false_positives: usize,
+    /// Pairs the judge could not decide (explained views only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unjudged: Option<usize>,
 }
 
 #[derive(Debug, Serialize)]
@@ -100,6 +163,14 @@ pub struct ModeSummary {
     /// Model calls replayed from the response cache (`QUORUM_LLM_CACHE`):
     /// figures with replayed calls are a re-scoring, not a new measurement.
     pub replayed_calls: u64,
+    /// Offline + model findings, explained (with a judge).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explained: Option<ViewScores>,
+    /// The model's findings alone, located (with a model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_alone: Option<ViewScores>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_alone_explained: Option<ViewScores>,
 }
 
 #[derive(Debug, Serialize)]
@@ -107,6 +178,10 @@ pub struct EvalReport {
     pub schema_version: u32,
     pub fixture: String,
     pub engine: String,
+    /// The judge's measured agreement with the labelled sample, reported
+    /// beside every explained figure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<crate::judge_cmd::MeasuredAgreement>,
     pub invalid_cases: Vec<String>,
     pub modes: Vec<ModeSummary>,
     pub cases: Vec<CaseResult>,
@@ -121,7 +196,72 @@ fn reported(f: &Finding) -> Reported {
         category: f.category.as_str().into(),
         severity: f.severity.as_str().into(),
         title: f.title.clone(),
+        explanation: f.explanation.clone(),
+        rule: f.rule.clone(),
     }
+}
+
+/// The model's own findings of a review (no offline rule's), with their
+/// indices in `kept`.
+fn model_findings(kept: &[Reported]) -> (Vec<Reported>, Vec<usize>) {
+    kept.iter()
+        .enumerate()
+        .filter(|(_, f)| f.rule.is_none())
+        .map(|(i, f)| (f.clone(), i))
+        .unzip()
+}
+
+/// The judge's verdicts on every located pair of a review.
+async fn judge_pairs(
+    judge: &ExplainJudge,
+    case: &Case,
+    root: &Path,
+    kept: &[Reported],
+) -> anyhow::Result<BTreeMap<Pair, (Option<bool>, String)>> {
+    let mut out = BTreeMap::new();
+    for pair in located_pairs(case, root, kept).map_err(anyhow::Error::msg)? {
+        let f = &kept[pair.finding];
+        let text = FindingText {
+            title: f.title.clone(),
+            explanation: f.explanation.clone(),
+        };
+        let description = case.expected[pair.expected].description.clone().unwrap_or_default();
+        let verdict = match judge.judge(&text, &description).await {
+            Ok((v, _)) => (Some(v.explains), v.reason),
+            Err((e, _)) => (None, e),
+        };
+        out.insert(pair, verdict);
+    }
+    Ok(out)
+}
+
+/// Explained scores of a view of `kept` (`index[i]` = the view's finding
+/// `i` in `kept`).
+fn explained_view(
+    case: &Case,
+    view: &[Reported],
+    index: &[usize],
+    verdicts: &BTreeMap<Pair, (Option<bool>, String)>,
+) -> ExplainedScore {
+    let mine: BTreeMap<Pair, Option<bool>> = index
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &k)| {
+            verdicts
+                .iter()
+                .filter(move |(p, _)| p.finding == k)
+                .map(move |(p, (v, _))| {
+                    (
+                        Pair {
+                            finding: i,
+                            expected: p.expected,
+                        },
+                        *v,
+                    )
+                })
+        })
+        .collect();
+    explained_score(case, view, &mine)
 }
 
 /// Why an expected issue was missed.
@@ -149,8 +289,33 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
         );
     }
     let prices = crate::prices::PriceTable::load_or_embedded(args.prices.as_deref())?;
+    let llm = args.llm.config()?;
+    let engine_model = llm
+        .as_ref()
+        .map_or(quorum_runtime::metrics::OFFLINE_MODEL.to_string(), |c| c.model.clone());
     // Fail before the run, not after it, when the model has no price.
-    prices.cost(ENGINE_MODEL, Default::default())?;
+    prices.cost(&engine_model, Default::default())?;
+    let judge = args.judge.judge()?;
+    // The judge's reliability first: its figures mean little without it.
+    let agreement = match &judge {
+        Some(j) => {
+            let labels = args.judge.labels()?;
+            let bar = crate::progress::bar("judge agreement", labels.pairs.len() as u64, "pairs");
+            let m = crate::judge_cmd::measure(j, &labels, &bar).await;
+            eprintln!(
+                "judge {}: agreement {:.2}, kappa {:.2} on {} labelled pairs ({} errors)",
+                m.judge_model, m.agreement.accuracy, m.agreement.kappa, m.labels, m.agreement.errors
+            );
+            Some(m)
+        }
+        None => None,
+    };
+    let review_timeout = crate::fleet::review_timeout(llm.as_ref());
+    let agents = if args.roles.is_empty() {
+        JobPolicy::default().agents
+    } else {
+        args.roles.clone()
+    };
     let cases_dir = args.cases.clone().unwrap_or_else(|| args.fixture.join("cases"));
     let loaded = load_cases(&cases_dir).with_context(|| format!("reading {}", cases_dir.display()))?;
     let ctx = ServiceContext::embedded(|bus| bus.fetch_wait_max = Duration::from_millis(10))?;
@@ -159,11 +324,19 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
     // intake; its repository is registered under its own name so the agents
     // can read it.
     let repos = Arc::new(LocalRepos::new());
-    let fleet = Fleet::start(
-        FleetOptions::local(ctx.clone(), store.clone(), repos.clone()),
-        CancellationToken::new(),
-    )
-    .await?;
+    let mut options = FleetOptions::local(ctx.clone(), store.clone(), repos.clone());
+    options.llm = llm.clone();
+    if llm.is_some() {
+        options.aggregator_deadline = review_timeout;
+    }
+    let fleet = Fleet::start(options, CancellationToken::new()).await?;
+    let loaded: Vec<_> = loaded
+        .into_iter()
+        .filter(|c| match c {
+            Ok(c) => args.only.is_empty() || args.only.contains(&c.id),
+            Err(_) => true,
+        })
+        .collect();
     let mut invalid = Vec::new();
     let mut results = Vec::new();
     let mut pr = 0u64;
@@ -218,13 +391,14 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                         head: repo.head.clone(),
                         policy: JobPolicy {
                             context_mode,
+                            agents: agents.clone(),
                             ..JobPolicy::default()
                         },
                         files: None,
                         dedupe_suffix: None,
                     })
                     .await?;
-                let review = wait_for_review(store.as_ref(), &submitted.job_id, Duration::from_secs(60)).await?;
+                let review = wait_for_review(store.as_ref(), &submitted.job_id, review_timeout).await?;
                 let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
                 let mut tokens = crate::prices::Tokens::default();
                 let mut model_calls = ModelCalls::default();
@@ -235,7 +409,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                     model_calls.live += r.model_calls.live;
                     model_calls.replayed += r.model_calls.replayed;
                 }
-                let usd = prices.cost(ENGINE_MODEL, tokens)?;
+                let usd = prices.cost(&engine_model, tokens)?;
                 let kept: Vec<Reported> = review.kept.iter().map(reported).collect();
                 let rejected: Vec<Reported> = review.rejected.iter().map(|(f, _)| reported(f)).collect();
                 let score = match score_case(&case, &repo.path, &kept) {
@@ -256,6 +430,34 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                             case.expected[i].file,
                             why_missed(&repo.path, &case, i, &kept, &rejected)
                         )
+                    })
+                    .collect();
+                let (model_view, model_index) = model_findings(&kept);
+                let model_alone = match &llm {
+                    Some(_) => Some(score_case(&case, &repo.path, &model_view).map_err(anyhow::Error::msg)?),
+                    None => None,
+                };
+                let verdicts = match &judge {
+                    Some(j) => {
+                        pb.set_message(format!("judging {} {mode}", case.id));
+                        Some(judge_pairs(j, &case, &repo.path, &kept).await?)
+                    }
+                    None => None,
+                };
+                let all_index: Vec<usize> = (0..kept.len()).collect();
+                let explained = verdicts.as_ref().map(|v| explained_view(&case, &kept, &all_index, v));
+                let model_alone_explained = match (&llm, &verdicts) {
+                    (Some(_), Some(v)) => Some(explained_view(&case, &model_view, &model_index, v)),
+                    _ => None,
+                };
+                let verdicts: Vec<PairVerdict> = verdicts
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(p, (explains, reason))| PairVerdict {
+                        finding: p.finding,
+                        expected: p.expected,
+                        explains,
+                        reason,
                     })
                     .collect();
                 done += 1;
@@ -291,6 +493,10 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                     tokens,
                     usd,
                     model_calls,
+                    model_alone,
+                    explained,
+                    model_alone_explained,
+                    verdicts,
                 });
             }
         }
@@ -302,7 +508,11 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
     let report = EvalReport {
         schema_version: 3,
         fixture: args.fixture.display().to_string(),
-        engine: "offline".into(),
+        engine: match &llm {
+            Some(c) => format!("offline + model {}", c.model),
+            None => "offline".into(),
+        },
+        judge: agreement,
         invalid_cases: invalid,
         modes,
         cases: results,
@@ -372,5 +582,42 @@ fn summarise(mode: &str, results: &[CaseResult], repeat: u32) -> ModeSummary {
         recall_spread: if per_run.is_empty() { 0.0 } else { spread },
         live_calls: mine.iter().map(|r| r.model_calls.live as u64).sum(),
         replayed_calls: mine.iter().map(|r| r.model_calls.replayed as u64).sum(),
+        explained: explained_scores(mine.iter().filter_map(|r| r.explained.as_ref()).collect()),
+        model_alone: located_scores(mine.iter().filter_map(|r| r.model_alone.as_ref()).collect()),
+        model_alone_explained: explained_scores(mine.iter().filter_map(|r| r.model_alone_explained.as_ref()).collect()),
     }
+}
+
+fn located_scores(scores: Vec<&CaseScore>) -> Option<ViewScores> {
+    if scores.is_empty() {
+        return None;
+    }
+    let (precision, recall, f1) = totals(&scores);
+    Some(ViewScores {
+        precision,
+        recall,
+        f1,
+        clean_false_positives: scores
+            .iter()
+            .filter(|s| s.expected == 0)
+            .map(|s| s.false_positives.len())
+            .sum(),
+        unjudged: None,
+    })
+}
+
+fn explained_scores(scores: Vec<&ExplainedScore>) -> Option<ViewScores> {
+    if scores.is_empty() {
+        return None;
+    }
+    let (precision, recall, f1) = explained_totals(&scores);
+    Some(ViewScores {
+        precision,
+        recall,
+        f1,
+        // Every counted finding on a clean control is a false positive,
+        // explained or not.
+        clean_false_positives: scores.iter().filter(|s| s.expected == 0).map(|s| s.counted).sum(),
+        unjudged: Some(scores.iter().map(|s| s.unjudged).sum()),
+    })
 }

@@ -206,6 +206,9 @@ mod tests {
             recall_spread: 0.0,
             live_calls: 0,
             replayed_calls: 0,
+            explained: None,
+            model_alone: None,
+            model_alone_explained: None,
         }
     }
 

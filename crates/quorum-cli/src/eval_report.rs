@@ -49,9 +49,69 @@ fn replay_note(r: &EvalReport) -> Option<String> {
     })
 }
 
+/// Located vs explained, and the model's findings alone, per mode: only
+/// the views the run has (a model, a judge).
+fn views_table(r: &EvalReport) -> Option<String> {
+    use crate::eval::ViewScores;
+    let has_model = r.modes.iter().any(|m| m.model_alone.is_some());
+    let has_judge = r.modes.iter().any(|m| m.explained.is_some());
+    if !has_model && !has_judge {
+        return None;
+    }
+    let mut s = String::from(
+        "\n| mode | findings of | scored as | precision | recall | F1 | FP on clean | unjudged pairs |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    let mut row = |mode: &str, of: &str, how: &str, v: &ViewScores| {
+        let _ = writeln!(
+            s,
+            "| {mode} | {of} | {how} | {:.2} | {:.2} | {:.2} | {} | {} |",
+            v.precision,
+            v.recall,
+            v.f1,
+            v.clean_false_positives,
+            v.unjudged.map_or("—".to_string(), |n| n.to_string())
+        );
+    };
+    let all = if has_model { "offline + model" } else { "offline" };
+    for m in &r.modes {
+        let located = ViewScores {
+            precision: m.precision,
+            recall: m.recall,
+            f1: m.f1,
+            clean_false_positives: m.clean_false_positives,
+            unjudged: None,
+        };
+        row(&m.mode, all, "located", &located);
+        if let Some(v) = &m.explained {
+            row(&m.mode, all, "explained", v);
+        }
+        if let Some(v) = &m.model_alone {
+            row(&m.mode, "model alone", "located", v);
+        }
+        if let Some(v) = &m.model_alone_explained {
+            row(&m.mode, "model alone", "explained", v);
+        }
+    }
+    Some(s)
+}
+
+fn judge_note(r: &EvalReport) -> String {
+    match &r.judge {
+        Some(j) => format!(
+            "\nExplained scores are decided by the judge `{}`, whose agreement with the {} human-labelled pairs of `eval/judge/labels.json` is {:.2} (Cohen's kappa {:.2}; {} errors).\n",
+            j.judge_model, j.labels, j.agreement.accuracy, j.agreement.kappa, j.agreement.errors
+        ),
+        None => "\nScores are *located* only (a finding within ±3 lines of the defect); no judge was configured to decide whether a finding also *explains* it (`--judge-url`).\n".into(),
+    }
+}
+
 fn report_md(r: &EvalReport) -> String {
     let mut s = format!("# Eval report\n\nFixture `{}`, engine `{}`.\n\n", r.fixture, r.engine);
     s.push_str(&summary_table(r));
+    if let Some(views) = views_table(r) {
+        s.push_str(&views);
+    }
+    s.push_str(&judge_note(r));
     if let Some(note) = replay_note(r) {
         s.push_str(&note);
     }
@@ -59,9 +119,6 @@ fn report_md(r: &EvalReport) -> String {
         s,
         "\n![precision, recall and F1 per context mode]({BARS_FILE})\n\n![recall against tokens per review, one point per mode]({SCATTER_FILE})\n"
     );
-    if r.engine == "offline" {
-        s.push_str("\nThe offline engine does not use context yet, so the three modes review identically.\n");
-    }
     if !r.invalid_cases.is_empty() {
         s.push_str("\n## Invalid cases\n\n");
         for i in &r.invalid_cases {
@@ -158,6 +215,7 @@ mod tests {
             schema_version: 3,
             fixture: "f".into(),
             engine: "m".into(),
+            judge: None,
             invalid_cases: vec![],
             modes: vec![ModeSummary {
                 mode: "graph_rag".into(),
@@ -173,6 +231,9 @@ mod tests {
                 recall_spread: 0.0,
                 live_calls: live,
                 replayed_calls: replayed,
+                explained: None,
+                model_alone: None,
+                model_alone_explained: None,
             }],
             cases: vec![],
         }
@@ -193,6 +254,7 @@ mod tests {
             md.contains("](chart.svg)") && md.contains("](recall-tokens.svg)"),
             "{md}"
         );
+        assert!(md.contains("*located* only"), "{md}");
         let live = report_md(&report(6, 0));
         assert!(
             live.contains("| 6 | 0 |") && !live.contains("replayed from the response cache"),

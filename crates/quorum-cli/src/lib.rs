@@ -11,6 +11,7 @@ pub mod eval_chart;
 pub mod eval_report;
 pub mod fleet;
 pub mod graph_cmd;
+pub mod judge_cmd;
 pub mod prices;
 pub mod progress;
 pub mod review;

@@ -60,7 +60,16 @@ enum Command {
     /// Hybrid search (dense + BM25, fused by RRF) over a directory's code or docs, indexing it first.
     Search(quorum_cli::search_cmd::SearchCmdArgs),
     /// Run the seeded-bug eval through the pipeline and score it.
-    Eval(eval::EvalArgs),
+    Eval(Box<eval::EvalArgs>),
+    /// Measure the explained-judge against the labelled sample
+    /// (`eval/judge/labels.json`): agreement and Cohen's kappa.
+    JudgeAgreement {
+        #[command(flatten)]
+        judge: quorum_cli::judge_cmd::JudgeArgs,
+        /// Print the measurement as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Publish a draft review that is waiting for approval.
     Approve(DraftArgs),
     /// Drop a draft review without publishing it.
@@ -212,7 +221,11 @@ async fn main() -> anyhow::Result<()> {
         Command::Dlq { action, kafka_brokers } => dlq(kafka_brokers, action).await?,
         Command::Eval(args) => {
             quiet_logs();
-            eval::run(args).await?;
+            eval::run(*args).await?;
+        }
+        Command::JudgeAgreement { judge, json } => {
+            quiet_logs();
+            quorum_cli::judge_cmd::run(judge, json).await?;
         }
         Command::BenchIndex(args) => {
             let r = tokio::task::spawn_blocking(move || quorum_cli::bench_index::run(args)).await??;

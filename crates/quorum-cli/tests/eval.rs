@@ -10,17 +10,13 @@ use quorum_cli::eval::{EvalArgs, run};
 async fn runs_another_fixture_and_reports_invalid_cases_by_name() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tiny");
     let out = tempfile::tempdir().unwrap();
-    let report = run(EvalArgs {
-        fixture: fixture.clone(),
-        cases: None,
-        modes: vec!["diff_only".into(), "graph_rag".into()],
-        repeat: 1,
-        out: out.path().to_path_buf(),
-        baseline: None,
-        prices: None,
-    })
-    .await
-    .unwrap();
+    let mut args = EvalArgs::new(fixture.clone(), out.path().to_path_buf());
+    args.modes = vec!["diff_only".into(), "graph_rag".into()];
+    let report = run(args).await.unwrap();
+    assert!(
+        report.judge.is_none() && report.modes.iter().all(|m| m.explained.is_none()),
+        "no judge: located only"
+    );
     assert_eq!(report.invalid_cases.len(), 1, "{:?}", report.invalid_cases);
     assert!(report.invalid_cases[0].contains("b-ambiguous") && report.invalid_cases[0].contains("occurs 3 times"));
     assert_eq!(report.cases.len(), 4, "two valid cases × two modes");
@@ -48,6 +44,58 @@ async fn runs_another_fixture_and_reports_invalid_cases_by_name() {
             svg.starts_with("<svg") && svg.contains("diff_only") && svg.contains("graph_rag"),
             "{chart}"
         );
+    }
+}
+
+/// With a judge (a scripted OpenAI-compatible server), every located pair
+/// is judged and explained scores follow the verdicts: a judge that always
+/// says no leaves located recall at 1.0 and explained recall at 0; one that
+/// always says yes agrees with the labelled sample only by chance (kappa 0).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_decides_explained_scores_and_is_measured_on_the_labels() {
+    use quorum_testkit::scripted_model::{Scripted, ScriptedModel};
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tiny");
+    for says in [false, true] {
+        let judge = ScriptedModel::respond(move |_, _| {
+            Scripted::content(&format!(r#"{{"explains": {says}, "reason": "scripted"}}"#))
+        })
+        .await;
+        let out = tempfile::tempdir().unwrap();
+        let mut args = EvalArgs::new(fixture.clone(), out.path().to_path_buf());
+        args.modes = vec!["graph_rag".into()];
+        args.judge.judge_url = Some(judge.url.clone());
+        args.judge.judge_model = Some("judge".into());
+        let report = run(args).await.unwrap();
+        let agreement = report.judge.as_ref().expect("agreement measured");
+        let labels = agreement.labels;
+        assert!(labels >= 40, "{labels}");
+        assert_eq!(agreement.agreement.judged, labels);
+        if says {
+            assert_eq!(agreement.agreement.true_no + agreement.agreement.false_no, 0);
+            assert!(agreement.agreement.kappa.abs() < 1e-9, "{agreement:?}");
+        } else {
+            assert_eq!(agreement.agreement.true_yes + agreement.agreement.false_yes, 0);
+        }
+        let m = &report.modes[0];
+        let explained = m.explained.as_ref().expect("explained scores with a judge");
+        assert_eq!(m.recall, 1.0);
+        assert_eq!(explained.recall, if says { 1.0 } else { 0.0 }, "judge says {says}");
+        assert_eq!(explained.unjudged, Some(0));
+        let hash = report.cases.iter().find(|c| c.case == "a-hash").unwrap();
+        assert!(!hash.verdicts.is_empty() && hash.verdicts.iter().all(|v| v.explains == Some(says)));
+        // Labels first, then one call per located pair.
+        assert_eq!(judge.requests().len(), labels + hash.verdicts.len());
+        let prompt = judge.requests().last().unwrap()["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            prompt.contains("unsalted MD5"),
+            "the case's description is what is judged: {prompt}"
+        );
+        let dir = std::fs::read_dir(out.path()).unwrap().next().unwrap().unwrap().path();
+        let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        assert!(md.contains("explained") && md.contains("kappa"), "{md}");
     }
 }
 

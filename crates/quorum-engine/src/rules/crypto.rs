@@ -151,8 +151,23 @@ mod tests {
         let line = ["+\tcfg := &tls.Config{InsecureSkipVerify: true}"];
         assert_eq!(hits(&TlsVerifyDisabled, "mysql/dsn.go", &line).len(), 1);
         assert!(hits(&TlsVerifyDisabled, "mysql/dsn_test.go", &line).is_empty());
-        assert!(hits(&TlsVerifyDisabled, "tests/test_client.py", &["+    requests.get(url, verify=False)"]).is_empty());
-        assert_eq!(hits(&TlsVerifyDisabled, "client.py", &["+    requests.get(url, verify=False)"]).len(), 1);
+        assert!(
+            hits(
+                &TlsVerifyDisabled,
+                "tests/test_client.py",
+                &["+    requests.get(url, verify=False)"]
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            hits(
+                &TlsVerifyDisabled,
+                "client.py",
+                &["+    requests.get(url, verify=False)"]
+            )
+            .len(),
+            1
+        );
     }
 
     #[test]

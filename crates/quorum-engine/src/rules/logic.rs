@@ -132,7 +132,10 @@ impl Rule for ConditionChanged {
 /// that same exit. The behaviour is unchanged: the branches swapped with the
 /// test (`if ok: … else: return False` → `if not ok: return False` + …).
 fn became_guard_clause(h: &Hunk, n: u32) -> bool {
-    let at = h.lines.iter().position(|l| l.kind == LineKind::Added && l.new_line == Some(n));
+    let at = h
+        .lines
+        .iter()
+        .position(|l| l.kind == LineKind::Added && l.new_line == Some(n));
     let Some(body) = at.and_then(|i| h.lines[i + 1..].iter().find(|l| l.kind == LineKind::Added)) else {
         return false;
     };
@@ -437,7 +440,11 @@ mod tests {
         assert!(ConditionChanged.check(&diff("a.js", &js), Lang::JavaScript).is_empty());
         // The same inversion without the else branch moving is still flagged,
         // and so is one whose early exit is not what the else branch did.
-        let flipped = ["-    if s.count(\"/\") == 1:", "+    if s.count(\"/\") != 1:", "         return False"];
+        let flipped = [
+            "-    if s.count(\"/\") == 1:",
+            "+    if s.count(\"/\") != 1:",
+            "         return False",
+        ];
         assert_eq!(hits(&ConditionChanged, &flipped).len(), 1);
         let other_exit = [
             "-    if n == 1:",
