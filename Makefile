@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo test test-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: run demo test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 run: deps build
 	$(BIN)/quorum demo --fixture storefront-fixture --case $(CASE)
@@ -174,6 +174,16 @@ llm-deps: deps
 test-llm: llm-deps
 	QUORUM_LLAMA_SERVER=$$(eval/llm/setup.sh | sed -n 1p) QUORUM_LLAMA_MODEL=$$(eval/llm/setup.sh | sed -n 2p) \
 	  cargo test -p quorum-cli --features real-model --test real_model -- --nocapture
+
+# The context-mode ablation with the real model (issue 15; not in `make test`):
+# offline alone and offline + model (and the model's findings alone) on the
+# storefront, click and requests sets in all three modes, the same model as
+# the explained-judge, answers cached in ~/.cache/quorum/llm/responses.
+# Writes docs/eval-llm/<date>/ (see eval/llm/eval-llm.sh for the budget).
+eval-llm: llm-deps build
+	@for spec in pypi:click:8.1.7 pypi:requests:2.32.3; do set -- $$(echo $$spec | tr : ' '); \
+	  test -d $(HELDOUT_DIR)/$$2-$$3 || sh eval/heldout/fetch.sh $$1 $$2 $$3 $(HELDOUT_DIR) || exit 1; done
+	QUORUM=$(BIN)/quorum HELDOUT_DIR=$(HELDOUT_DIR) eval/llm/eval-llm.sh
 
 clean-cache:
 	rm -rf $(CARGO_TARGET_DIR)

