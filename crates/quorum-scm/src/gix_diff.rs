@@ -27,6 +27,15 @@ fn invalid(what: &str, e: impl std::fmt::Display) -> ScmError {
 
 /// The full commit id `spec` names (a ref the caller has validated).
 pub(crate) fn resolve(repo: &gix::Repository, spec: &str) -> Result<String, ScmError> {
+    // A webhook names both ends by full commit id: read the commit directly
+    // instead of rev-parsing (which looks for a ref of that name first, a
+    // handful of filesystem lookups per side).
+    if spec.len() == 40
+        && let Ok(id) = gix::ObjectId::from_hex(spec.as_bytes())
+        && let Ok(commit) = repo.find_commit(id)
+    {
+        return Ok(commit.id.to_string());
+    }
     let full = format!("{spec}^{{commit}}");
     let id = repo
         .rev_parse_single(full.as_str())
