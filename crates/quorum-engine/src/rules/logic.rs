@@ -121,8 +121,69 @@ impl Rule for ConditionChanged {
                     None => {}
                 }
             }
+            // A line moved within the hunk (an `else` dissolved, a match arm
+            // reordered) is not next to its old version, so the similarity
+            // pairing above never sees it. Across the whole hunk only the
+            // strictest evidence counts: the same tokens but for the
+            // connectors, one negation or one comparison operator.
+            let removed: Vec<&str> = h
+                .lines
+                .iter()
+                .filter(|l| l.kind == LineKind::Removed)
+                .map(|l| l.text.as_str())
+                .collect();
+            for l in h.lines.iter().filter(|l| l.kind == LineKind::Added) {
+                let (Some(n), new) = (l.new_line, l.text.as_str()) else {
+                    continue;
+                };
+                if hits.iter().any(|h: &Hit| h.line == n) {
+                    continue;
+                }
+                let change = removed.iter().find_map(|old| {
+                    if connector_swapped(old, new, lang) {
+                        return Some((*old, true));
+                    }
+                    if !is_guard(new) || became_guard_clause(h, n) {
+                        return None;
+                    }
+                    if negation_toggled(old, new, lang) {
+                        return Some((*old, true));
+                    }
+                    operator_flipped(old, new).map(|negated| (*old, negated))
+                });
+                if let Some((old, negated)) = change {
+                    let mut hit = Hit::at(n, format!("`{}` became `{}`", old.trim(), new.trim()));
+                    if !negated {
+                        hit.severity = Some(Severity::Minor);
+                        hit.confidence = Some(0.6);
+                    }
+                    hits.push(hit);
+                }
+            }
         }
         hits
+    }
+}
+
+/// `Some(true)` when `new` is `old` with one comparison operator replaced by
+/// its negation, `Some(false)` by its boundary twin; every other token the same.
+fn operator_flipped(old: &str, new: &str) -> Option<bool> {
+    fn tokens(s: &str) -> Vec<&str> {
+        LOGIC_TOKEN.find_iter(s).map(|m| m.as_str()).collect()
+    }
+    let (a, b) = (tokens(old), tokens(new));
+    if a.len() != b.len() {
+        return None;
+    }
+    let diffs: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+    let [i] = diffs.as_slice() else { return None };
+    let pair = (a[*i], b[*i]);
+    if NEGATION.contains(&pair) {
+        Some(true)
+    } else if BOUNDARY.contains(&pair) {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -176,8 +237,9 @@ fn negation_toggled(old: &str, new: &str, lang: Lang) -> bool {
 
 static LOGIC_TOKEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+|&&|\|\||!=|==|<=|>=|\S").unwrap());
 
-/// Whether `new` is `old` with exactly one logical connector replaced by the
-/// other (`&&` ↔ `||`; `and` ↔ `or` in Python), every other token the same.
+/// Whether `new` is `old` with its logical connectors replaced by the other
+/// (`&&` → `||` or `||` → `&&`, one or all in the same direction; `and` ↔
+/// `or` in Python), every other token the same.
 fn connector_swapped(old: &str, new: &str, lang: Lang) -> bool {
     let (and, or) = if lang == Lang::Python {
         ("and", "or")
@@ -195,7 +257,9 @@ fn connector_swapped(old: &str, new: &str, lang: Lang) -> bool {
         return false;
     }
     let diffs: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
-    matches!(diffs.as_slice(), [i] if (a[*i] == and && b[*i] == or) || (a[*i] == or && b[*i] == and))
+    // Every difference is the same replacement (`a && b && c` → `a || b || c`).
+    let all = |from: &str, to: &str| diffs.iter().all(|&i| a[i] == from && b[i] == to);
+    !diffs.is_empty() && (all(and, or) || all(or, and))
 }
 
 /// Rust: a `checked_*` operation replaced by its `wrapping_*` /
@@ -578,5 +642,69 @@ mod tests {
                 )
                 .is_empty()
         );
+    }
+}
+
+#[cfg(test)]
+mod moved_lines {
+    use super::*;
+    use crate::rules::testutil::diff;
+
+    fn lines(path: &str, l: &[&str]) -> Vec<u32> {
+        ConditionChanged
+            .check(&diff(path, l), Lang::of(path))
+            .iter()
+            .map(|h| h.line)
+            .collect()
+    }
+
+    #[test]
+    fn a_mutation_on_a_line_that_moved_within_the_hunk_is_seen() {
+        // The `else` dissolved: the changed return is no longer next to its old self.
+        let ts = [
+            " \tif (x === y) {",
+            " \t\treturn x !== 0 || 1 / x === 1 / y",
+            "-\t} else {",
+            "-\t\treturn x !== x && y !== y",
+            " \t}",
+            "+\treturn x !== x || y !== y",
+            " }",
+        ];
+        assert_eq!(lines("utils/common.ts", &ts), vec![4]);
+        // A match arm moved below another, its connector swapped.
+        let rs = [
+            "         Op::Greater => matches_greater(cmp, ver),",
+            "-        Op::GreaterEq => matches_exact(cmp, ver) || matches_greater(cmp, ver),",
+            "         Op::Less => matches_less(cmp, ver),",
+            "+        Op::GreaterEq => matches_exact(cmp, ver) && matches_greater(cmp, ver),",
+        ];
+        assert_eq!(lines("src/eval.rs", &rs), vec![3]);
+        // A guard's comparison flipped on a moved line.
+        let py = ["-    if n >= limit:", "     log()", "+    if n < limit:"];
+        assert_eq!(lines("a.py", &py), vec![2]);
+    }
+
+    #[test]
+    fn every_connector_replaced_the_same_way_is_a_connector_swap() {
+        let js = [
+            "-    return !this.required && !this.optional && !this.negate;",
+            "+    return !this.required || !this.optional || !this.negate;",
+        ];
+        assert_eq!(lines("lib/option.js", &js), vec![1]);
+        // Mixed directions, or another token changed too: a rewrite, not a swap.
+        let mixed = ["-    return a && b || c;", "+    return a || b && c;"];
+        assert!(lines("a.js", &mixed).is_empty());
+        let other = ["-    return a && b && c;", "+    return a || b || d;"];
+        assert!(lines("a.js", &other).is_empty());
+    }
+
+    #[test]
+    fn unrelated_moved_lines_are_not_paired() {
+        // Same shape, different operands: not the same line.
+        let moved = ["-    if a >= b:", "     x()", "+    if c < d:"];
+        assert!(lines("a.py", &moved).is_empty());
+        // Not a guard: an assignment's comparison flipped elsewhere is left alone.
+        let assign = ["-    ok = a >= b", "     x()", "+    ok = a < b"];
+        assert!(lines("a.py", &assign).is_empty());
     }
 }
