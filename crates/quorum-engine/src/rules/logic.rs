@@ -313,11 +313,12 @@ impl Rule for OverflowNowWraps {
                         if CHECKED.is_match(&l.text) {
                             continue;
                         }
-                        let hit = WRAPPING.captures_iter(&l.text).find(|w| {
-                            removed
-                                .iter()
-                                .any(|r| CHECKED.captures_iter(r).any(|c| c[1] == w[1] && c[2] == w[2]))
-                        });
+                        // Joined, so a chain split over lines (`value\n.checked_mul(10)`)
+                        // still names its receiver (the pattern allows newlines).
+                        let run = removed.join("\n");
+                        let hit = WRAPPING
+                            .captures_iter(&l.text)
+                            .find(|w| CHECKED.captures_iter(&run).any(|c| c[1] == w[1] && c[2] == w[2]));
                         if let (Some(w), Some(n)) = (hit, l.new_line) {
                             hits.push(Hit::at(
                                 n,
@@ -599,6 +600,33 @@ mod tests {
         assert!(js(&["-  if (a || b) {", "+  if (a || b || c) {"]).is_empty());
         // `|` and `&` (bitwise) are not connectors.
         assert!(js(&["-  const m = a | b;", "+  const m = a & b;"]).is_empty());
+    }
+
+    #[test]
+    fn a_checked_chain_split_over_lines_replaced_by_wrapping() {
+        let lines = [
+            "-        match value",
+            "-            .checked_mul(10)",
+            "-            .and_then(|value| value.checked_add(d))",
+            "-        {",
+            "-            Some(sum) => value = sum,",
+            "-            None => return Err(overflow()),",
+            "-        }",
+            "+        value = value.wrapping_mul(10).wrapping_add(d);",
+        ];
+        let h = OverflowNowWraps.check(&diff("src/parse.rs", &lines), Lang::Rust);
+        assert_eq!(h.iter().map(|h| h.line).collect::<Vec<_>>(), vec![1]);
+        // Another receiver's checked op does not count.
+        let other = [
+            "-        match total",
+            "-            .checked_mul(10)",
+            "+        value = value.wrapping_mul(10);",
+        ];
+        assert!(
+            OverflowNowWraps
+                .check(&diff("src/parse.rs", &other), Lang::Rust)
+                .is_empty()
+        );
     }
 
     #[test]
