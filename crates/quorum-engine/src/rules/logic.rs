@@ -42,11 +42,33 @@ fn comparisons(line: &str) -> Vec<(String, &str, String)> {
         .collect()
 }
 
+/// The operator of the same comparison with its operands swapped.
+fn mirrored(op: &str) -> &str {
+    match op {
+        "<" => ">",
+        ">" => "<",
+        "<=" => ">=",
+        ">=" => "<=",
+        other => other,
+    }
+}
+
 fn is_guard(line: &str) -> bool {
     let t = line.trim_start();
-    ["if ", "elif ", "while ", "return ", "assert ", "} else if", "else if"]
-        .iter()
-        .any(|k| t.starts_with(k))
+    // `for (init; test; step)`: the middle clause guards the loop.
+    [
+        "if ",
+        "elif ",
+        "while ",
+        "return ",
+        "assert ",
+        "} else if",
+        "else if",
+        "for (",
+        "for(",
+    ]
+    .iter()
+    .any(|k| t.starts_with(k))
         || t.contains(" if ")
 }
 
@@ -84,7 +106,10 @@ impl Rule for ConditionChanged {
                 if !is_guard(new) {
                     continue;
                 }
-                let before = comparisons(old);
+                // `a <= b` is `b >= a`: the old comparisons both ways round,
+                // so swapped operands are still the same comparison.
+                let mut before = comparisons(old);
+                before.extend(before.clone().into_iter().map(|(l, op, r)| (r, mirrored(op), l)));
                 let after = comparisons(new);
                 // The same operands compared the opposite way (or with the
                 // boundary moved), and the old comparison is gone.
@@ -710,6 +735,20 @@ mod moved_lines {
         // A guard's comparison flipped on a moved line.
         let py = ["-    if n >= limit:", "     log()", "+    if n < limit:"];
         assert_eq!(lines("a.py", &py), vec![2]);
+    }
+
+    #[test]
+    fn a_loop_bound_with_its_operands_swapped_and_its_boundary_moved() {
+        let ts = [
+            "-\t\tfor (let i = copy_.length - 1; base_.length <= i; --i) {",
+            "+\t\tfor (let i = copy_.length - 1; i > base_.length; i--) {",
+        ];
+        assert_eq!(lines("plugins/patches.ts", &ts), vec![1]);
+        // Operands swapped, same comparison: a rewrite, not a change.
+        let same = ["-    if (limit >= n) {", "+    if (n <= limit) {"];
+        assert!(lines("a.js", &same).is_empty());
+        let flipped = ["-    if (limit >= n) {", "+    if (n > limit) {"];
+        assert_eq!(lines("a.js", &flipped), vec![1]);
     }
 
     #[test]
