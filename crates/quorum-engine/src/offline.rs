@@ -19,7 +19,12 @@ impl OfflineEngine {
     /// The rules this role runs offline.
     pub fn rules(&self) -> Vec<&'static dyn Rule> {
         match self.role {
-            AgentRole::Reviewer => vec![&logic::ConditionChanged, &logic::OffsetShift, &logic::OverflowNowWraps],
+            AgentRole::Reviewer => vec![
+                &logic::ConditionChanged,
+                &logic::OffsetShift,
+                &logic::OverflowNowWraps,
+                &logic::IndexPastEnd,
+            ],
             AgentRole::Security => vec![&authz::AuthorizationRemoved],
             AgentRole::Tests | AgentRole::Static => vec![],
         }

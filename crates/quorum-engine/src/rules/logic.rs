@@ -157,13 +157,23 @@ impl Rule for ConditionChanged {
                 .filter(|l| l.kind == LineKind::Removed)
                 .map(|l| l.text.as_str())
                 .collect();
+            // Variables the change introduced (`const found = find(x);`): a
+            // guard on one is compared with the expression it names, so
+            // `if (!find(x))` → `const found = find(x); if (found)` is seen.
+            let aliases: Vec<(String, String)> = h
+                .lines
+                .iter()
+                .filter(|l| l.kind == LineKind::Added)
+                .filter_map(|l| ALIAS.captures(&l.text))
+                .map(|c| (c[1].to_string(), c[2].trim().to_string()))
+                .collect();
             for l in h.lines.iter().filter(|l| l.kind == LineKind::Added) {
-                let (Some(n), new) = (l.new_line, l.text.as_str()) else {
-                    continue;
-                };
+                let Some(n) = l.new_line else { continue };
                 if hits.iter().any(|h: &Hit| h.line == n) {
                     continue;
                 }
+                let expanded = expand_aliases(&l.text, &aliases);
+                let new = expanded.as_str();
                 let change = removed.iter().find_map(|old| {
                     if connector_swapped(old, new, lang) {
                         return Some((*old, true));
@@ -177,7 +187,7 @@ impl Rule for ConditionChanged {
                     operator_flipped(old, new).map(|negated| (*old, negated))
                 });
                 if let Some((old, negated)) = change {
-                    let mut hit = Hit::at(n, format!("`{}` became `{}`", old.trim(), new.trim()));
+                    let mut hit = Hit::at(n, format!("`{}` became `{}`", old.trim(), l.text.trim()));
                     if !negated {
                         hit.severity = Some(Severity::Minor);
                         hit.confidence = Some(0.6);
@@ -188,6 +198,26 @@ impl Rule for ConditionChanged {
         }
         hits
     }
+}
+
+/// `const|let|var name = expr;` (JavaScript, TypeScript, Rust `let`) or
+/// `name = expr` (Python) on one line.
+static ALIAS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:(?:const|let|var)\s+(?:mut\s+)?)?([A-Za-z_$][\w$]*)\s*=\s*([^=].*?);?\s*$").unwrap()
+});
+
+/// `line` with each introduced variable replaced by the expression it names
+/// (whole words only; the assignment lines themselves are left as they are).
+fn expand_aliases(line: &str, aliases: &[(String, String)]) -> String {
+    if ALIAS.is_match(line) {
+        return line.to_string();
+    }
+    let mut out = line.to_string();
+    for (name, expr) in aliases {
+        let word = Regex::new(&format!(r"\b{}\b", regex::escape(name))).expect("escaped word");
+        out = word.replace_all(&out, regex::NoExpand(expr)).into_owned();
+    }
+    out
 }
 
 /// `Some(true)` when `new` is `old` with one comparison operator replaced by
@@ -752,6 +782,30 @@ mod moved_lines {
     }
 
     #[test]
+    fn a_negation_dropped_through_an_extracted_variable() {
+        let js = [
+            "-      if (!this._findOption(positiveLongFlag)) {",
+            "+      const positiveOption = this._findOption(positiveLongFlag);",
+            "+      if (positiveOption) {",
+            "         this.setDefault(name);",
+        ];
+        assert_eq!(lines("lib/command.js", &js), vec![2]);
+        // The same extraction keeping the test's sense is a refactor.
+        let same = [
+            "-      if (!this._findOption(positiveLongFlag)) {",
+            "+      const positiveOption = this._findOption(positiveLongFlag);",
+            "+      if (!positiveOption) {",
+        ];
+        assert!(lines("lib/command.js", &same).is_empty());
+        let py = [
+            "-    if not cache.get(key):",
+            "+    hit = cache.get(key)",
+            "+    if hit:",
+        ];
+        assert_eq!(lines("a.py", &py), vec![2]);
+    }
+
+    #[test]
     fn every_connector_replaced_the_same_way_is_a_connector_swap() {
         let js = [
             "-    return !this.required && !this.optional && !this.negate;",
@@ -773,5 +827,89 @@ mod moved_lines {
         // Not a guard: an assignment's comparison flipped elsewhere is left alone.
         let assign = ["-    ok = a >= b", "     x()", "+    ok = a < b"];
         assert!(lines("a.py", &assign).is_empty());
+    }
+}
+
+/// A read one past the end: `xs[xs.length]` (JavaScript/TypeScript,
+/// always `undefined`), `xs[len(xs)]` (Python, always `IndexError`),
+/// `xs[xs.len()]` (Rust, always a panic). The last element is `length - 1`.
+/// Writes are left alone: `xs[xs.length] = v` is an append in JavaScript.
+pub struct IndexPastEnd;
+
+static PAST_END_META: RuleMeta = RuleMeta {
+    id: "index-past-end",
+    category: Category::Bug,
+    severity: Severity::Major,
+    confidence: 0.85,
+    title: "Index one past the end",
+    rationale: "Indexing a sequence at its own length reads one element past the end: JavaScript gives \
+`undefined`, Python raises `IndexError`, Rust panics. The last element is at `length - 1`.",
+};
+
+static PAST_END: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"([A-Za-z_$][\w$.]*)\s*\[\s*(?:len\(\s*([A-Za-z_$][\w$.]*)\s*\)|([A-Za-z_$][\w$.]*)\s*\.\s*(?:length|len\(\s*\)))\s*\]").unwrap()
+});
+
+impl Rule for IndexPastEnd {
+    fn meta(&self) -> &'static RuleMeta {
+        &PAST_END_META
+    }
+    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+        if !lang.is_code() {
+            return vec![];
+        }
+        super::added_lines(file)
+            .filter(|(_, t)| {
+                let t = crate::lang::strip_comment(t, lang);
+                PAST_END.captures_iter(t).any(|c| {
+                    let indexed = &c[1];
+                    let measured = c.get(2).or(c.get(3)).map_or("", |m| m.as_str());
+                    // `xs[xs.length] = v` appends in JavaScript: a write is fine.
+                    let rest = t[c.get(0).map_or(0, |m| m.end())..].trim_start();
+                    let write = rest.starts_with('=') && !rest.starts_with("==");
+                    indexed == measured && !write
+                })
+            })
+            .map(|(n, t)| Hit::at(n, t))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod past_end {
+    use super::*;
+    use crate::rules::testutil::diff;
+
+    fn lines(path: &str, l: &[&str]) -> Vec<u32> {
+        IndexPastEnd
+            .check(&diff(path, l), Lang::of(path))
+            .iter()
+            .map(|h| h.line)
+            .collect()
+    }
+
+    #[test]
+    fn indexing_at_the_length_is_flagged_in_every_language() {
+        assert_eq!(
+            lines("a.js", &["+    const last = this.args[this.args.length];"]),
+            vec![1]
+        );
+        assert_eq!(lines("a.py", &["+    last = items[len(items)]"]), vec![1]);
+        assert_eq!(lines("a.rs", &["+    let last = v[v.len()];"]), vec![1]);
+    }
+
+    #[test]
+    fn the_last_element_and_other_arrays_are_fine() {
+        assert!(lines("a.js", &["+    const last = xs[xs.length - 1];"]).is_empty());
+        assert!(lines("a.js", &["+    const y = ys[xs.length];"]).is_empty());
+        assert!(lines("a.py", &["+    tail = items[len(items) - 1]"]).is_empty());
+        assert!(lines("a.js", &["+    // xs[xs.length] is undefined"]).is_empty());
+        // Writing at the length appends (JavaScript's `push` by hand).
+        assert!(lines("a.js", &["+    queue[queue.length] = job;"]).is_empty());
+        assert_eq!(lines("a.js", &["+    if (queue[queue.length] === job) {"]), vec![1]);
+        assert!(
+            lines("a.js", &["     const last = xs[xs.length];"]).is_empty(),
+            "only added lines"
+        );
     }
 }
