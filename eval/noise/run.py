@@ -231,9 +231,6 @@ def main() -> int:
                     check=True,
                     capture_output=True,
                     text=True,
-                    # The offline engine does not search; embedding every file
-                    # of every package for the hybrid index only costs minutes.
-                    env={**os.environ, "QUORUM_SEARCH": "off"},
                 ).stdout
                 if "### Not reviewed" in part:
                     sys.exit(f"{spec}: a batch was not fully reviewed; lower BATCH_BYTES")
