@@ -127,20 +127,6 @@ fn cpu_seconds(pid: u32) -> Option<f64> {
     Some(ticks / 100.0)
 }
 
-/// Peak resident set of a process, in MiB (`VmHWM`).
-fn peak_rss_mib(pid: u32) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kb / 1024.0)
-}
-
 async fn run() -> anyhow::Result<()> {
     let prs: u64 = env_or("BURST_PRS", 200);
     let latency = Duration::from_millis(env_or("BURST_LATENCY_MS", 2000));
@@ -312,7 +298,7 @@ async fn run() -> anyhow::Result<()> {
     let mut rss = BTreeMap::new();
     let mut cpu = BTreeMap::new();
     for (name, _, child) in &procs.0 {
-        if let Some(mib) = peak_rss_mib(child.id()) {
+        if let Some(mib) = quorum_cli::bench::peak_rss_mib(&child.id().to_string()) {
             rss.insert(name.clone(), (mib * 10.0).round() / 10.0);
         }
         if let Some(s) = cpu_seconds(child.id()) {

@@ -51,6 +51,21 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[idx.min(sorted.len() - 1)]
 }
 
+/// Peak resident set of a process (`"self"` or a pid), in MiB, from
+/// `/proc/<pid>/status` (`VmHWM`); `None` off Linux or once it has exited.
+pub fn peak_rss_mib(pid: &str) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb / 1024.0)
+}
+
 pub async fn run(args: BenchArgs) -> anyhow::Result<BenchReport> {
     anyhow::ensure!(args.reviews > 0, "--reviews must be at least 1");
     let case = load_case(&args.fixture.join("cases").join(format!("{}.json", args.case)))?;

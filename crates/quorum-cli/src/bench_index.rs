@@ -110,18 +110,6 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
-        })
-        .map(|kb| kb / 1024.0)
-        .unwrap_or(0.0)
-}
-
 /// A one-line "edit" inside a symbol: enough for the impact query to start there.
 fn touch(path: &str, line: u32) -> FileDiff {
     FileDiff {
@@ -268,7 +256,7 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
         impact_p50_ms: percentile(&times, 0.5),
         impact_p99_ms: percentile(&times, 0.99),
         blob_bytes: quorum_graph::blob::encode(&graph).len(),
-        peak_rss_mib: peak_rss_mib(),
+        peak_rss_mib: crate::bench::peak_rss_mib("self").unwrap_or(0.0),
         build_profile: if cfg!(debug_assertions) { "debug" } else { "release" },
     };
     if let Some(out) = &args.out {

@@ -60,18 +60,6 @@ pub struct BenchSearchReport {
     pub build_profile: &'static str,
 }
 
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map(|kb| kb / 1024.0)
-        .unwrap_or(0.0)
-}
-
 /// Queries a reviewer's model would ask: function names as written, and
 /// the first sentence of docstrings (a natural-language description).
 fn sample_queries(files: &[quorum_search::SourceFile], n: usize) -> Vec<String> {
@@ -194,7 +182,7 @@ pub async fn run(args: BenchSearchArgs) -> anyhow::Result<BenchSearchReport> {
         engine_p99_ms: percentile(&engine, 0.99),
         reindex_one_file_ms,
         reindex_one_file_chunks: re.chunks,
-        peak_rss_mib: peak_rss_mib(),
+        peak_rss_mib: crate::bench::peak_rss_mib("self").unwrap_or(0.0),
         build_profile: if cfg!(debug_assertions) { "debug" } else { "release" },
     })
 }

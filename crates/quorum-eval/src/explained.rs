@@ -10,7 +10,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::case::Case;
-use crate::score::{Reported, matches, resolve_expected};
+use crate::score::{Reported, matches, rates, resolve_expected};
 
 /// One pair to judge: counted finding `finding` (an index into the
 /// review's findings) is located on expected issue `expected`.
@@ -91,22 +91,13 @@ pub fn explained_score(case: &Case, findings: &[Reported], verdicts: &BTreeMap<P
 
 /// Precision, recall and F1 over several cases' explained scores.
 pub fn explained_totals(scores: &[&ExplainedScore]) -> (f64, f64, f64) {
-    let counted: usize = scores.iter().map(|s| s.counted).sum();
-    let tp: usize = scores.iter().map(|s| s.true_positives).sum();
-    let expected: usize = scores.iter().map(|s| s.expected).sum();
-    let found: usize = scores.iter().map(|s| s.found).sum();
-    let precision = if counted == 0 { 1.0 } else { tp as f64 / counted as f64 };
-    let recall = if expected == 0 {
-        1.0
-    } else {
-        found as f64 / expected as f64
-    };
-    let f1 = if precision + recall == 0.0 {
-        0.0
-    } else {
-        2.0 * precision * recall / (precision + recall)
-    };
-    (precision, recall, f1)
+    let sum = |f: fn(&ExplainedScore) -> usize| scores.iter().map(|s| f(s)).sum();
+    rates(
+        sum(|s| s.true_positives),
+        sum(|s| s.counted),
+        sum(|s| s.found),
+        sum(|s| s.expected),
+    )
 }
 
 #[cfg(test)]

@@ -122,11 +122,23 @@ pub fn score_case(case: &Case, head_root: &Path, findings: &[Reported]) -> Resul
 
 /// Precision, recall and F1 over several cases (1.0 precision when nothing was counted).
 pub fn totals(scores: &[&CaseScore]) -> (f64, f64, f64) {
-    let counted: usize = scores.iter().map(|s| s.counted).sum();
-    let tp: usize = scores.iter().map(|s| s.true_positives).sum();
-    let expected: usize = scores.iter().map(|s| s.expected).sum();
-    let found: usize = scores.iter().map(|s| s.found).sum();
-    let precision = if counted == 0 { 1.0 } else { tp as f64 / counted as f64 };
+    let sum = |f: fn(&CaseScore) -> usize| scores.iter().map(|s| f(s)).sum();
+    rates(
+        sum(|s| s.true_positives),
+        sum(|s| s.counted),
+        sum(|s| s.found),
+        sum(|s| s.expected),
+    )
+}
+
+/// Precision, recall and F1 from summed counts: precision 1.0 when nothing
+/// was counted, recall 1.0 when nothing was expected.
+pub fn rates(true_positives: usize, counted: usize, found: usize, expected: usize) -> (f64, f64, f64) {
+    let precision = if counted == 0 {
+        1.0
+    } else {
+        true_positives as f64 / counted as f64
+    };
     let recall = if expected == 0 {
         1.0
     } else {

@@ -50,6 +50,22 @@ pub struct ChatRequest {
     pub response_format: Option<Value>,
 }
 
+impl ChatRequest {
+    /// One system prompt and one user message, no tools: the judges' shape.
+    pub fn system_user(model: &str, system: &str, user: String, response_format: Option<Value>) -> ChatRequest {
+        ChatRequest {
+            model: model.to_string(),
+            messages: vec![
+                serde_json::json!({"role": "system", "content": system}),
+                serde_json::json!({"role": "user", "content": user}),
+            ],
+            tools: None,
+            tool_choice: None,
+            response_format,
+        }
+    }
+}
+
 /// A tool call the model asked for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallRequest {

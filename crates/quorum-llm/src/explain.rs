@@ -97,19 +97,11 @@ impl ExplainJudge {
             fence.wrap("finding-title", &finding.title),
             fence.wrap("finding-explanation", &finding.explanation)
         );
-        let mut req = ChatRequest {
-            model: self.cfg.model.clone(),
-            messages: vec![
-                json!({"role": "system", "content": RUBRIC}),
-                json!({"role": "user", "content": user}),
-            ],
-            tools: None,
-            tool_choice: None,
-            response_format: self
-                .cfg
-                .structured_output
-                .then(|| response_format("verdict", verdict_schema())),
-        };
+        let format = self
+            .cfg
+            .structured_output
+            .then(|| response_format("verdict", verdict_schema()));
+        let mut req = ChatRequest::system_user(&self.cfg.model, RUBRIC, user, format);
         let mut log = CallLog::default();
         let mut last_error = String::new();
         for _attempt in 0..2 {

@@ -111,19 +111,11 @@ impl ModelJudge {
             fence.wrap("diff", &diff),
             fence.wrap("findings", &listed)
         );
-        let mut req = ChatRequest {
-            model: self.cfg.model.clone(),
-            messages: vec![
-                json!({"role": "system", "content": SYSTEM}),
-                json!({"role": "user", "content": user}),
-            ],
-            tools: None,
-            tool_choice: None,
-            response_format: self
-                .cfg
-                .structured_output
-                .then(|| response_format("decisions", decisions_schema(findings.len()))),
-        };
+        let format = self
+            .cfg
+            .structured_output
+            .then(|| response_format("decisions", decisions_schema(findings.len())));
+        let mut req = ChatRequest::system_user(&self.cfg.model, SYSTEM, user, format);
         let mut log = CallLog::default();
         let outcome = self
             .client

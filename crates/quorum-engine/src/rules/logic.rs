@@ -3,6 +3,7 @@
 //! lost its `- 1`. They read only what changed, so confidence is lower than
 //! for pattern rules and the critic's threshold decides what ships.
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use quorum_core::{Category, FileDiff, Hunk, LineKind, Severity};
@@ -151,21 +152,22 @@ impl Rule for ConditionChanged {
             // pairing above never sees it. Across the whole hunk only the
             // strictest evidence counts: the same tokens but for the
             // connectors, one negation or one comparison operator.
-            let removed: Vec<&str> = h
-                .lines
-                .iter()
-                .filter(|l| l.kind == LineKind::Removed)
-                .map(|l| l.text.as_str())
-                .collect();
+            // Removed lines by their words (connectors and `not` left out):
+            // every kind of evidence below keeps the words, so only lines
+            // with the same key can match, and a large hunk costs one pass.
+            let mut removed: HashMap<String, Vec<&str>> = HashMap::new();
+            for l in h.lines.iter().filter(|l| l.kind == LineKind::Removed) {
+                removed.entry(word_key(&l.text)).or_default().push(l.text.as_str());
+            }
             // Variables the change introduced (`const found = find(x);`): a
             // guard on one is compared with the expression it names, so
             // `if (!find(x))` → `const found = find(x); if (found)` is seen.
-            let aliases: Vec<(String, String)> = h
+            let aliases: Vec<Alias> = h
                 .lines
                 .iter()
                 .filter(|l| l.kind == LineKind::Added)
                 .filter_map(|l| ALIAS.captures(&l.text))
-                .map(|c| (c[1].to_string(), c[2].trim().to_string()))
+                .map(|c| Alias::new(&c[1], c[2].trim()))
                 .collect();
             for l in h.lines.iter().filter(|l| l.kind == LineKind::Added) {
                 let Some(n) = l.new_line else { continue };
@@ -174,7 +176,8 @@ impl Rule for ConditionChanged {
                 }
                 let expanded = expand_aliases(&l.text, &aliases);
                 let new = expanded.as_str();
-                let change = removed.iter().find_map(|old| {
+                let candidates = removed.get(&word_key(new)).map_or(&[][..], Vec::as_slice);
+                let change = candidates.iter().find_map(|old| {
                     if connector_swapped(old, new, lang) {
                         return Some((*old, true));
                     }
@@ -206,18 +209,49 @@ static ALIAS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(?:(?:const|let|var)\s+(?:mut\s+)?)?([A-Za-z_$][\w$]*)\s*=\s*([^=].*?);?\s*$").unwrap()
 });
 
+/// A variable the change introduced, and the expression it names.
+struct Alias {
+    name: String,
+    word: Regex,
+    expr: String,
+}
+
+impl Alias {
+    fn new(name: &str, expr: &str) -> Alias {
+        Alias {
+            name: name.to_string(),
+            word: Regex::new(&format!(r"\b{}\b", regex::escape(name))).expect("escaped word"),
+            expr: expr.to_string(),
+        }
+    }
+}
+
 /// `line` with each introduced variable replaced by the expression it names
 /// (whole words only; the assignment lines themselves are left as they are).
-fn expand_aliases(line: &str, aliases: &[(String, String)]) -> String {
+fn expand_aliases(line: &str, aliases: &[Alias]) -> String {
     if ALIAS.is_match(line) {
         return line.to_string();
     }
     let mut out = line.to_string();
-    for (name, expr) in aliases {
-        let word = Regex::new(&format!(r"\b{}\b", regex::escape(name))).expect("escaped word");
-        out = word.replace_all(&out, regex::NoExpand(expr)).into_owned();
+    for a in aliases {
+        if out.contains(&a.name) {
+            out = a.word.replace_all(&out, regex::NoExpand(&a.expr)).into_owned();
+        }
     }
     out
+}
+
+static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+").unwrap());
+
+/// The words of a line without logical connectors and `not`: what a
+/// connector swap, a negation toggle or an operator flip leaves unchanged.
+fn word_key(line: &str) -> String {
+    let words: Vec<&str> = WORD
+        .find_iter(line)
+        .map(|m| m.as_str())
+        .filter(|w| !matches!(*w, "and" | "or" | "not"))
+        .collect();
+    words.join(" ")
 }
 
 /// `Some(true)` when `new` is `old` with one comparison operator replaced by
