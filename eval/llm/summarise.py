@@ -46,6 +46,8 @@ def main() -> int:
                 views = [("offline" if engine == "offline" else "offline + model", m, m.get("explained"))]
                 if m.get("model_alone"):
                     views.append(("model alone", m["model_alone"], m.get("model_alone_explained")))
+                if m.get("model_before_critic"):
+                    views.append(("model alone, before the critic", m["model_before_critic"], None))
                 for label, located, explained in views:
                     lines.append(
                         f"| {m['mode']} | {label} | {fmt(located['precision'])} | {fmt(located['recall'])} | "

@@ -44,7 +44,9 @@ pub struct AgentConfig {
 pub enum RoleEngine {
     /// Deterministic analysis only (the static role, or no model).
     Offline(Box<dyn Engine>),
-    /// The model's tool loop, with the offline engine as its fallback.
+    /// The role's offline rules and the model's tool loop together: the
+    /// rules are cheap and precise, so a model adds to them and never
+    /// replaces them (and when the model fails, they still stand).
     Model {
         model: Arc<ModelReviewer>,
         offline: Box<dyn Engine>,
@@ -52,10 +54,11 @@ pub enum RoleEngine {
 }
 
 /// The engine of `role`: the static role never uses a model; the others use
-/// it when one is configured.
+/// it when one is configured, unless their effort is 0 turns
+/// (`--model-effort security=0`: that role stays offline).
 pub fn engine_for(role: AgentRole, model: Option<Arc<ModelReviewer>>) -> RoleEngine {
     match model {
-        Some(model) if role != AgentRole::Static => RoleEngine::Model {
+        Some(model) if role != AgentRole::Static && model.config().uses_model(role) => RoleEngine::Model {
             model,
             offline: offline_engine(role),
         },
@@ -194,14 +197,14 @@ impl AgentHandler {
         if outcome.is_ok() && stats.invalid_replies > 0 {
             notes.push(format!("{} invalid model repl(ies) repaired", stats.invalid_replies));
         }
-        let findings = match outcome {
-            Ok(r) => r.findings,
+        let mut findings = offline.review(input);
+        match outcome {
+            Ok(r) => findings.extend(r.findings),
             Err(f) => {
-                tracing::warn!(job_id = %req.job_id, role = r, error = %f.error, "model review failed; offline engine used");
-                notes.push(format!("model failed: {}; offline engine's findings used", f.error));
-                offline.review(input)
+                tracing::warn!(job_id = %req.job_id, role = r, error = %f.error, "model review failed; offline rules' findings only");
+                notes.push(format!("model failed: {}; offline rules' findings only", f.error));
             }
-        };
+        }
         Outcome {
             findings,
             tokens,

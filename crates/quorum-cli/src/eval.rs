@@ -88,6 +88,10 @@ pub struct CaseResult {
     /// (no offline rule's), what the model adds on its own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_alone: Option<CaseScore>,
+    /// With a model: the model's findings before the critic (kept and
+    /// rejected), so the report shows what the critic removed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_before_critic: Option<CaseScore>,
     /// With a judge: located findings that also name the defect.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explained: Option<ExplainedScore>,
@@ -169,6 +173,9 @@ pub struct ModeSummary {
     /// The model's findings alone, located (with a model).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_alone: Option<ViewScores>,
+    /// The model's findings before the critic, located (with a model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_before_critic: Option<ViewScores>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_alone_explained: Option<ViewScores>,
 }
@@ -437,6 +444,17 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                     Some(_) => Some(score_case(&case, &repo.path, &model_view).map_err(anyhow::Error::msg)?),
                     None => None,
                 };
+                let model_before_critic = match &llm {
+                    Some(_) => {
+                        let before: Vec<Reported> = model_view
+                            .iter()
+                            .chain(rejected.iter().filter(|f| f.rule.is_none()))
+                            .cloned()
+                            .collect();
+                        Some(score_case(&case, &repo.path, &before).map_err(anyhow::Error::msg)?)
+                    }
+                    None => None,
+                };
                 let verdicts = match &judge {
                     Some(j) => {
                         pb.set_message(format!("judging {} {mode}", case.id));
@@ -494,6 +512,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
                     usd,
                     model_calls,
                     model_alone,
+                    model_before_critic,
                     explained,
                     model_alone_explained,
                     verdicts,
@@ -584,6 +603,7 @@ fn summarise(mode: &str, results: &[CaseResult], repeat: u32) -> ModeSummary {
         replayed_calls: mine.iter().map(|r| r.model_calls.replayed as u64).sum(),
         explained: explained_scores(mine.iter().filter_map(|r| r.explained.as_ref()).collect()),
         model_alone: located_scores(mine.iter().filter_map(|r| r.model_alone.as_ref()).collect()),
+        model_before_critic: located_scores(mine.iter().filter_map(|r| r.model_before_critic.as_ref()).collect()),
         model_alone_explained: explained_scores(mine.iter().filter_map(|r| r.model_alone_explained.as_ref()).collect()),
     }
 }

@@ -208,6 +208,7 @@ mod tests {
             replayed_calls: 0,
             explained: None,
             model_alone: None,
+            model_before_critic: None,
             model_alone_explained: None,
         }
     }

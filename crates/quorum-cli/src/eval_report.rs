@@ -88,6 +88,9 @@ fn views_table(r: &EvalReport) -> Option<String> {
         if let Some(v) = &m.model_alone {
             row(&m.mode, "model alone", "located", v);
         }
+        if let Some(v) = &m.model_before_critic {
+            row(&m.mode, "model alone, before the critic", "located", v);
+        }
         if let Some(v) = &m.model_alone_explained {
             row(&m.mode, "model alone", "explained", v);
         }
@@ -233,6 +236,7 @@ mod tests {
                 replayed_calls: replayed,
                 explained: None,
                 model_alone: None,
+                model_before_critic: None,
                 model_alone_explained: None,
             }],
             cases: vec![],

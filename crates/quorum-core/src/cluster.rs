@@ -5,8 +5,10 @@
 //! category or their titles are similar: the Jaccard index of their lower-cased
 //! word sets (words of 3+ letters) is at least [`SIMILARITY_THRESHOLD`].
 //!
-//! The representative of a cluster is its most severe member, ties broken by
-//! confidence. Independent agreement raises confidence:
+//! The representative of a cluster is a deterministic rule's finding when
+//! the cluster has one (its evidence is checked and the critic trusts it; a
+//! model's claim about the same lines only adds agreement), then the most
+//! severe member, ties broken by confidence. Independent agreement raises confidence:
 //! `c' = 1 − (1 − c)·0.6^(agents − 1)` where `c` is the representative's
 //! confidence and `agents` the number of distinct agents in the cluster — two
 //! agents at 0.90 give 0.94, three give 0.964.
@@ -97,8 +99,10 @@ pub fn cluster_findings(findings: Vec<Finding>) -> Vec<Finding> {
                 .iter()
                 .max_by(|&&a, &&b| {
                     let (fa, fb) = (&findings[a], &findings[b]);
-                    fa.severity
-                        .cmp(&fb.severity)
+                    fa.rule
+                        .is_some()
+                        .cmp(&fb.rule.is_some())
+                        .then(fa.severity.cmp(&fb.severity))
                         .then(fa.confidence.total_cmp(&fb.confidence))
                         // Prefer the earlier finding on a tie.
                         .then(b.cmp(&a))
@@ -153,6 +157,36 @@ mod tests {
         assert!((agreement_confidence(0.9, 2) - 0.94).abs() < 1e-9);
         assert!((agreement_confidence(0.9, 1) - 0.9).abs() < 1e-9);
         assert!((agreement_confidence(0.9, 3) - 0.964).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_rule_finding_represents_its_cluster_over_a_more_severe_model_claim() {
+        let mut rule = f(
+            AgentRole::Reviewer,
+            57,
+            Category::Bug,
+            Severity::Major,
+            0.9,
+            "Signature change breaks callers",
+        );
+        rule.rule = Some("graph:signature-breaks-callers".into());
+        let model = f(
+            AgentRole::Reviewer,
+            56,
+            Category::Bug,
+            Severity::Critical,
+            0.95,
+            "Missing required argument",
+        );
+        let out = cluster_findings(vec![model.clone(), rule.clone()]);
+        assert_eq!(out.len(), 1, "{out:#?}");
+        assert_eq!(out[0].rule.as_deref(), Some("graph:signature-breaks-callers"));
+        assert_eq!(out[0].severity, Severity::Major);
+        // Without a rule in the cluster the most severe member still wins.
+        let mut other = rule;
+        other.rule = None;
+        let out = cluster_findings(vec![other, model]);
+        assert_eq!(out[0].severity, Severity::Critical);
     }
 
     #[test]

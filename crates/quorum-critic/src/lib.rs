@@ -93,8 +93,12 @@ impl CriticHandler {
         let Some(model) = &self.model else {
             return complete(aggregated, judged, None);
         };
+        // Only free-form (model) findings go to the model: a rule's finding
+        // has already passed the offline checks above, and a rule is
+        // measured at precision 1.0 on every case set, which no model
+        // critic is (a 1.5B critic rejected correct findings in the eval).
         let candidates: Vec<usize> = (0..judged.len())
-            .filter(|&i| judged[i].keep && !judged[i].finding.is_deterministic())
+            .filter(|&i| judged[i].keep && !judged[i].finding.is_deterministic() && judged[i].finding.rule.is_none())
             .collect();
         if candidates.is_empty() {
             return complete(aggregated, judged, None);

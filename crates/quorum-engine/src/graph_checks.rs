@@ -11,6 +11,7 @@
 
 use quorum_core::{AgentRole, Category, Evidence, FileDiff, Finding, LineKind, Severity};
 use quorum_graph::ImpactReport;
+use quorum_graph::arg_swap::SwappedArguments;
 use quorum_graph::impact::{BreakKind, BrokenCall, ChangeKind, ChangedSymbol};
 
 /// At most this many call sites are listed in one explanation.
@@ -107,7 +108,39 @@ pub fn check(report: &ImpactReport, diffs: &[FileDiff], agent: AgentRole) -> Vec
             ));
         }
     }
+    out.extend(report.swapped_arguments.iter().map(|s| swapped(s, agent)));
     out
+}
+
+/// A call the change wrote with two arguments in each other's places.
+fn swapped(s: &SwappedArguments, agent: AgentRole) -> Finding {
+    let [(a, pa), (b, pb)] = &s.swapped;
+    let name = short(&s.callee);
+    Finding {
+        file: s.path.clone(),
+        line: s.line,
+        start_line: (s.call_line < s.line).then_some(s.call_line),
+        category: Category::Bug,
+        severity: Severity::Major,
+        confidence: 0.8,
+        title: format!("Arguments `{a}` and `{b}` look swapped in the call to `{name}`"),
+        explanation: format!(
+            "`{name}` is declared as `{name}{sig}`: `{a}` is passed where `{pb}` goes and `{b}` where `{pa}` goes, \
+while each names the other's parameter. Pass them in the declared order (or rename them if the order is right).",
+            sig = s.signature
+        ),
+        suggestion: None,
+        rule: Some("graph:arguments-swapped".into()),
+        agent,
+        evidence: vec![Evidence {
+            source: "graph:impact".into(),
+            detail: format!(
+                "{}:{} `{}` calls {}{}",
+                s.path, s.call_line, s.text, s.callee, s.signature
+            ),
+        }],
+        agreed_by: vec![],
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -1,10 +1,11 @@
 //! The offline engine of the reviewer, security and tests roles (F-AG-6):
 //! deterministic analysis that reads what changed rather than single added
-//! lines. With a model configured, these roles use the LLM engine instead.
+//! lines. With a model configured, these rules still run and the model's
+//! findings are added to theirs.
 
 use quorum_core::{AgentRole, Finding};
 
-use crate::rules::{self, Rule, authz, logic, untested};
+use crate::rules::{self, Rule, authz, fluent, logic, untested};
 use crate::{Engine, ReviewInput};
 
 pub struct OfflineEngine {
@@ -24,6 +25,7 @@ impl OfflineEngine {
                 &logic::OffsetShift,
                 &logic::OverflowNowWraps,
                 &logic::IndexPastEnd,
+                &fluent::ReceiverReturnRemoved,
             ],
             AgentRole::Security => vec![&authz::AuthorizationRemoved],
             AgentRole::Tests | AgentRole::Static => vec![],

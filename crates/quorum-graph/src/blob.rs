@@ -7,7 +7,8 @@ use crate::model::{Graph, GraphData};
 const MAGIC: &[u8; 3] = b"QGR";
 /// 2: call result use and `returns_none` in the facts.
 /// 4: exports, parameters of the other languages, return keys and result keys.
-const FORMAT: u8 = 4;
+/// 5: argument names and the end line of every call.
+const FORMAT: u8 = 5;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BlobError {

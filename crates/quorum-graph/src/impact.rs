@@ -98,6 +98,9 @@ pub struct ChangedSymbol {
 pub struct ImpactReport {
     pub changed: Vec<ChangedSymbol>,
     pub hops: u8,
+    /// Calls the change wrote with two arguments in each other's places.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub swapped_arguments: Vec<crate::arg_swap::SwappedArguments>,
 }
 
 /// Computes the report of `diffs` between `base` and `head`.
@@ -180,7 +183,11 @@ pub fn impact(base: &Graph, head: &Graph, diffs: &[FileDiff], opts: ImpactOption
             broken_calls,
         });
     }
-    ImpactReport { changed, hops }
+    ImpactReport {
+        changed,
+        hops,
+        swapped_arguments: crate::arg_swap::swapped_arguments(head, diffs),
+    }
 }
 
 /// Whether a name-only edge is worth following: the name must pick out one
@@ -358,13 +365,14 @@ fn permutation(old: &[Param], new: &[Param]) -> Option<(usize, String)> {
     Some((at, signature::render(old)))
 }
 
-/// A positional parameter turned into a destructured options object
-/// (`f(a, b)` → `f({ a, b })`) while a call still passes a plain literal
+/// A positional parameter turned into an options object, destructured or
+/// declared with an object type (`f(a, b)` → `f({ a, b })` or
+/// `f(a, opts: { b?: T })`), while a call still passes a plain literal
 /// there, or the reverse (`f({ a, b })` → `f(a, b)`) while a call still
 /// passes an object literal.
 fn options_object(old: Option<&[Param]>, new: &[Param], skip: usize, call: &CallFact) -> Option<String> {
     let old = old?;
-    let destructured = |p: &Param| p.name.starts_with('{');
+    let destructured = |p: &Param| p.name.starts_with('{') || p.object_type;
     for (at, (was, now)) in old.iter().zip(new).enumerate().skip(skip) {
         let arg = (at - skip) as u32;
         if arg >= call.positional {

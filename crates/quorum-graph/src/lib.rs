@@ -12,6 +12,7 @@
 //!
 //! Pure: no IO. Sources come in as strings; storage is the caller's.
 
+pub mod arg_swap;
 pub mod blob;
 pub mod build;
 pub mod extract;

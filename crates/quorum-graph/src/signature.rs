@@ -141,6 +141,7 @@ mod tests {
             name: name.into(),
             kind,
             has_default,
+            object_type: false,
         }
     }
 
@@ -157,6 +158,8 @@ mod tests {
             result_keys: vec![],
             object_args: vec![],
             literal_args: vec![],
+            args: vec![],
+            end_line: 0,
         }
     }
 

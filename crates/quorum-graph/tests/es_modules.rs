@@ -150,6 +150,30 @@ fn positional_parameters_turned_into_an_options_object_and_back() {
 }
 
 #[test]
+fn a_flag_turned_into_a_typed_options_object_breaks_literal_callers() {
+    let lib = "export function freeze<T>(obj: T, deep: boolean = false): T {\n  return deep ? deepFreeze(obj) : Object.freeze(obj);\n}\n";
+    let app = "import { freeze } from './freeze';\n\nexport function seal(state: object, nested: boolean) {\n  freeze(state, true);\n  freeze(state, nested);\n  freeze(state);\n}\n";
+    let files = [("src/freeze.ts", lib), ("src/app.ts", app)];
+    let r = change(
+        &files,
+        "src/freeze.ts",
+        "deep: boolean = false): T {\n  return deep ?",
+        "options: { deep?: boolean } = {}): T {\n  return options.deep ?",
+    );
+    // `freeze(state, true)` passes a flag where the options object now
+    // goes; `freeze(state, nested)` may hold anything, `freeze(state)` fits.
+    assert_eq!(breaks(&r), [at("src/app.ts:4", BreakKind::Arity)]);
+    // A named options type is not judged (it may be a boolean union).
+    let r = change(
+        &files,
+        "src/freeze.ts",
+        "deep: boolean = false): T {\n  return deep ?",
+        "options: FreezeOptions = {}): T {\n  return options.deep ?",
+    );
+    assert_eq!(breaks(&r), []);
+}
+
+#[test]
 fn a_plain_javascript_parameter_the_function_treats_as_optional_is_not_required() {
     let lib = "exports.greet = greet;\n\nfunction greet(name) {\n  return 'hi ' + name;\n}\n";
     let app = "const lib = require('./lib');\n\nlib.greet('a');\n";

@@ -87,6 +87,13 @@ impl LlmConfig {
     pub fn turns_for(&self, role: AgentRole) -> u8 {
         self.turns.get(&role).copied().unwrap_or(MAX_TURNS).clamp(1, MAX_TURNS)
     }
+
+    /// Whether `role` calls the model at all: an effort of 0 turns keeps a
+    /// role on its offline rules (a cheaper run, or a role the model does
+    /// badly).
+    pub fn uses_model(&self, role: AgentRole) -> bool {
+        role != AgentRole::Static && self.turns.get(&role) != Some(&0)
+    }
 }
 
 fn default_turns() -> BTreeMap<AgentRole, u8> {
@@ -148,7 +155,8 @@ pub struct LlmArgs {
     /// validated).
     #[arg(long, env = "QUORUM_MODEL_NO_SCHEMA")]
     pub model_no_schema: bool,
-    /// Turns per role, e.g. `reviewer=8,security=6,tests=4` (1-8).
+    /// Turns per role, e.g. `reviewer=8,security=6,tests=4` (1-8; 0 keeps
+    /// the role on its offline rules).
     #[arg(long, env = "QUORUM_MODEL_EFFORT")]
     pub model_effort: Option<String>,
     /// Prompt budget for the impact report and full files, in tokens.
@@ -239,8 +247,12 @@ pub fn parse_effort(s: &str) -> Result<BTreeMap<AgentRole, u8>, ConfigError> {
             .trim()
             .parse()
             .ok()
-            .filter(|t| (1..=MAX_TURNS).contains(t))
-            .ok_or_else(|| ConfigError(format!("--model-effort `{part}`: turns must be 1-{MAX_TURNS}")))?;
+            .filter(|t| (0..=MAX_TURNS).contains(t))
+            .ok_or_else(|| {
+                ConfigError(format!(
+                    "--model-effort `{part}`: turns must be 0 (offline rules only) to {MAX_TURNS}"
+                ))
+            })?;
         out.insert(role, turns);
     }
     Ok(out)
@@ -275,13 +287,24 @@ mod tests {
         assert!(e.contains("--model"), "{e}");
         let mut a = args("http://x/v1", Some("m"));
         a.model_effort = Some("reviewer=9".into());
-        assert!(a.config().unwrap_err().to_string().contains("1-8"));
+        assert!(
+            a.config()
+                .unwrap_err()
+                .to_string()
+                .contains("0 (offline rules only) to 8")
+        );
         a.model_effort = Some("static=2".into());
         assert!(a.config().unwrap_err().to_string().contains("no model"));
         a.model_effort = Some("tests=2,security=3".into());
         let c = a.config().unwrap().unwrap();
         assert_eq!(c.turns_for(AgentRole::Tests), 2);
         assert_eq!(c.turns_for(AgentRole::Reviewer), 8);
+        assert!(c.uses_model(AgentRole::Reviewer) && c.uses_model(AgentRole::Tests));
+        assert!(!c.uses_model(AgentRole::Static));
+        a.model_effort = Some("security=0,reviewer=2".into());
+        let c = a.config().unwrap().unwrap();
+        assert!(!c.uses_model(AgentRole::Security), "0 turns keeps security offline");
+        assert!(c.uses_model(AgentRole::Reviewer));
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //! block:
 //! - a handler that used to re-raise (or return an error) and now carries on:
 //!   the change itself removed the propagation, which is the strongest
-//!   evidence there is (any exception type);
+//!   evidence there is (any exception type). In brace languages this is
+//!   also seen when the `catch` line is above the hunk (read from the head
+//!   file), and when a `try/finally`, which let every error through, became
+//!   a `try/catch` that does not rethrow;
 //! - a *broad* handler (`except:`, `Exception`, `BaseException`) whose body
 //!   does nothing but pass, log, or return nothing.
 //!
@@ -16,7 +19,8 @@ use std::sync::LazyLock;
 use quorum_core::{Category, FileDiff, Hunk, Severity};
 use regex::Regex;
 
-use super::{Hit, Rule, RuleMeta, new_side, old_side};
+use super::scope::{enclosing_braces, lines_of};
+use super::{Hit, Rule, RuleMeta, new_side, old_side, removed_with_anchor};
 use crate::lang::{Lang, indent};
 
 pub struct SwallowedException;
@@ -129,9 +133,69 @@ fn caught_braced(clause: &str) -> String {
     words[..words.len().saturating_sub(1)].join(" ")
 }
 
+static FINALLY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(?:\}\s*)?finally\s*\{").unwrap());
+/// `throw err;`: the caught error passed on unchanged.
+static RETHROW: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*throw\s+([\w$]+)\s*;?\s*$").unwrap());
+
+/// A removed `finally` at `level` that no `finally` on the new side of the
+/// hunk replaces: the block that let every error through is gone.
+fn finally_replaced<'a>(h: &'a Hunk, level: usize) -> Option<&'a str> {
+    let gone = old_side(h)
+        .into_iter()
+        .find(|(_, t, removed)| *removed && FINALLY.is_match(t) && indent(t) == level)?;
+    let kept = new_side(h)
+        .iter()
+        .any(|(_, t, _)| FINALLY.is_match(t) && indent(t) == level);
+    (!kept).then_some(gone.1.trim())
+}
+
+/// A removed `throw err;` whose `catch (err)` opens above the hunk: the
+/// head file gives the whole catch block, which must no longer propagate.
+fn rethrow_removed_above(file: &FileDiff, head: &str) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for h in &file.hunks {
+        for (anchor, text) in removed_with_anchor(h) {
+            let Some(thrown) = RETHROW.captures(text) else { continue };
+            let Some(block) = enclosing_braces(head, anchor) else {
+                continue;
+            };
+            let body = lines_of(head, block);
+            let Some(c) = body.first().and_then(|l| CATCH.captures(l)) else {
+                continue;
+            };
+            let binding = c
+                .get(1)
+                .map_or("", |m| m.as_str())
+                .split_whitespace()
+                .last()
+                .unwrap_or("");
+            // Only a rethrow of the caught error itself: `throw other` was
+            // a different decision.
+            if binding != &thrown[1] {
+                continue;
+            }
+            let stmts: Vec<&str> = body[1..].iter().map(|t| t.trim()).filter(|t| !t.is_empty()).collect();
+            if propagates_braced(&stmts) {
+                continue;
+            }
+            let mut hit = Hit::at(
+                anchor.min(block.close),
+                format!(
+                    "{} … the change removed `{}`, and the block no longer passes the error on",
+                    body[0].trim(),
+                    text.trim()
+                ),
+            );
+            hit.confidence = Some(0.85);
+            hits.push(hit);
+        }
+    }
+    hits
+}
+
 /// Brace languages: a catch block whose `throw` (or other propagation) the
 /// change removed and whose new body does not propagate.
-fn braced(file: &FileDiff) -> Vec<Hit> {
+fn braced(file: &FileDiff, head: Option<&str>) -> Vec<Hit> {
     let mut hits = Vec::new();
     for h in &file.hunks {
         let side = new_side(h);
@@ -158,10 +222,24 @@ fn braced(file: &FileDiff) -> Vec<Hit> {
                     .find(|(_, t, removed)| *removed && propagates_braced(&[t.trim()]))
                     .map(|(_, t, _)| t.trim())
             });
+            let evidence = format!("{} → {}", text.trim(), stmts.join("; "));
             if let Some(removed) = removed {
-                let evidence = format!("{} → {}", text.trim(), stmts.join("; "));
                 let mut hit = Hit::at(*n, format!("{evidence} (the change removed `{removed}`)"));
                 hit.confidence = Some(0.85);
+                hits.push(hit);
+            } else if *added && let Some(gone) = finally_replaced(h, indent(text)) {
+                let mut hit = Hit::at(
+                    *n,
+                    format!("{evidence} (the change replaced `{gone}`, which let every error through)"),
+                );
+                hit.confidence = Some(0.8);
+                hits.push(hit);
+            }
+        }
+    }
+    if let Some(head) = head {
+        for hit in rethrow_removed_above(file, head) {
+            if hits.iter().all(|h| h.line.abs_diff(hit.line) > 3) {
                 hits.push(hit);
             }
         }
@@ -174,8 +252,11 @@ impl Rule for SwallowedException {
         &META
     }
     fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+        self.check_with_head(file, lang, None)
+    }
+    fn check_with_head(&self, file: &FileDiff, lang: Lang, head: Option<&str>) -> Vec<Hit> {
         if matches!(lang, Lang::JavaScript | Lang::Java) {
-            return braced(file);
+            return braced(file, head);
         }
         if lang != Lang::Python {
             return vec![];
@@ -422,5 +503,99 @@ mod tests {
             Lang::Java,
         );
         assert_eq!(java.len(), 1);
+    }
+
+    #[test]
+    fn a_finally_that_became_a_catch_without_rethrow() {
+        let d = diff(
+            "run.ts",
+            &[
+                "   function run(job) {",
+                "     try {",
+                "       job.start();",
+                "-    } finally {",
+                "+    } catch (e) {",
+                "       job.release();",
+                "     }",
+                "   }",
+            ],
+        );
+        let hits = SwallowedException.check(&d, Lang::JavaScript);
+        assert_eq!(hits.iter().map(|h| h.line).collect::<Vec<_>>(), [4]);
+        assert!(hits[0].detail.contains("finally"), "{hits:?}");
+        // Rethrowing in the new catch keeps the error flowing.
+        let d = diff(
+            "run.ts",
+            &[
+                "     try {",
+                "       job.start();",
+                "-    } finally {",
+                "+    } catch (e) {",
+                "       job.release();",
+                "+      throw e;",
+                "     }",
+            ],
+        );
+        assert!(SwallowedException.check(&d, Lang::JavaScript).is_empty());
+        // A catch added before a finally that stays is not a replacement.
+        let d = diff(
+            "run.ts",
+            &[
+                "     try {",
+                "       job.start();",
+                "-    } finally {",
+                "+    } catch (e) {",
+                "+      log(e);",
+                "+    } finally {",
+                "       job.release();",
+                "     }",
+            ],
+        );
+        assert!(SwallowedException.check(&d, Lang::JavaScript).is_empty());
+    }
+
+    #[test]
+    fn a_rethrow_removed_below_a_catch_above_the_hunk() {
+        // Above the hunk: only the head file shows the catch.
+        let d = diff(
+            "p.js",
+            &[
+                "     if (err.code === 'invalid') {",
+                "       report(err);",
+                "     }",
+                "-    throw err;",
+                "+    return prev;",
+                "   }",
+                " }",
+            ],
+        );
+        let head = "function parse(v, prev) {\n  try {\n    return fn(v, prev);\n  } catch (err) {\n    if (err.code === 'invalid') {\n      report(err);\n    }\n    return prev;\n  }\n}\n";
+        // The helper numbers the hunk from line 1; in the head it starts at 5.
+        let d = renumber(d, 4);
+        let hits = SwallowedException.check_with_head(&d, Lang::JavaScript, Some(head));
+        assert_eq!(hits.iter().map(|h| h.line).collect::<Vec<_>>(), [8], "{hits:?}");
+        // A different error thrown (`throw new X`) or a block that still
+        // throws elsewhere is not reported.
+        let still = head.replace("report(err)", "throw wrap(err)");
+        assert!(
+            SwallowedException
+                .check_with_head(&d, Lang::JavaScript, Some(&still))
+                .is_empty()
+        );
+        // Without the head file nothing is claimed.
+        assert!(SwallowedException.check(&d, Lang::JavaScript).is_empty());
+    }
+
+    /// `d` with every line number moved down by `by`.
+    fn renumber(mut d: FileDiff, by: u32) -> FileDiff {
+        for h in &mut d.hunks {
+            h.new_start += by;
+            h.old_start += by;
+            for l in &mut h.lines {
+                l.new_line = l.new_line.map(|n| n + by);
+                l.old_line = l.old_line.map(|n| n + by);
+            }
+        }
+        d
     }
 }

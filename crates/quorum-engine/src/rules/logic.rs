@@ -131,7 +131,9 @@ impl Rule for ConditionChanged {
                     })
                 });
                 // Or the same guard with one negation added or dropped.
-                let change = change.or_else(|| negation_toggled(old, new, lang).then_some(true));
+                let change = change.or_else(|| {
+                    (negation_toggled(old, new, lang) || chain_negation_toggled(old, new, lang)).then_some(true)
+                });
                 // An inverted test that now guards what was the `else`
                 // branch is the early-return refactor, not a flipped guard.
                 let change = change.filter(|_| !became_guard_clause(h, n));
@@ -325,6 +327,98 @@ fn negation_toggled(old: &str, new: &str, lang: Lang) -> bool {
 }
 
 static LOGIC_TOKEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+|&&|\|\||!=|==|<=|>=|\S").unwrap());
+
+/// A guard's condition as a chain of one connector at the top level: the
+/// connector and the operands (tokens joined by single spaces). `None` when
+/// both connectors are mixed there or there is no connector at all.
+fn chain(line: &str, lang: Lang) -> Option<(String, Vec<String>)> {
+    let (and, or) = if lang == Lang::Python {
+        ("and", "or")
+    } else {
+        ("&&", "||")
+    };
+    let t = line.trim();
+    // The condition: inside the guard's parentheses, or (Python) between
+    // the keyword and the colon.
+    let cond = if lang == Lang::Python {
+        let rest = ["if ", "elif ", "while ", "return ", "assert "]
+            .iter()
+            .find_map(|k| t.strip_prefix(k))?;
+        rest.strip_suffix(':').unwrap_or(rest)
+    } else {
+        let open = t.find('(')?;
+        let head = t[..open].trim().trim_start_matches('}').trim();
+        if !matches!(head, "if" | "else if" | "while") {
+            return None;
+        }
+        let mut depth = 0;
+        let close = t[open..].char_indices().find_map(|(i, c)| {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(open + i);
+                    }
+                }
+                _ => {}
+            }
+            None
+        })?;
+        &t[open + 1..close]
+    };
+    let mut operands = vec![vec![]];
+    let mut connector: Option<&str> = None;
+    let mut depth = 0i32;
+    for tok in LOGIC_TOKEN.find_iter(cond).map(|m| m.as_str()) {
+        match tok {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 && (tok == and || tok == or) {
+            if connector.is_some_and(|c| c != tok) {
+                return None;
+            }
+            connector = Some(tok);
+            operands.push(vec![]);
+            continue;
+        }
+        operands.last_mut()?.push(tok);
+    }
+    let connector = connector?;
+    let operands: Vec<String> = operands.into_iter().map(|o| o.join(" ")).collect();
+    operands
+        .iter()
+        .all(|o| !o.is_empty())
+        .then(|| (connector.to_string(), operands))
+}
+
+/// Whether `new` is `old`'s chain of one connector (`a || b || !c`) with the
+/// operands in any order and exactly one of them negated or un-negated
+/// (`c || b || a`): a reorder that also lost (or gained) a negation.
+fn chain_negation_toggled(old: &str, new: &str, lang: Lang) -> bool {
+    let neg = if lang == Lang::Python { "not " } else { "! " };
+    let (Some((ca, a)), Some((cb, b))) = (chain(old, lang), chain(new, lang)) else {
+        return false;
+    };
+    if ca != cb || a.len() != b.len() {
+        return false;
+    }
+    let mut only_old = a.clone();
+    let mut only_new = vec![];
+    for o in b {
+        match only_old.iter().position(|x| *x == o) {
+            Some(i) => {
+                only_old.remove(i);
+            }
+            None => only_new.push(o),
+        }
+    }
+    let [was] = only_old.as_slice() else { return false };
+    let [now] = only_new.as_slice() else { return false };
+    was.strip_prefix(neg) == Some(now.as_str()) || now.strip_prefix(neg) == Some(was.as_str())
+}
 
 /// Whether `new` is `old` with its logical connectors replaced by the other
 /// (`&&` → `||` or `||` → `&&`, one or all in the same direction; `and` ↔
@@ -538,6 +632,33 @@ mod tests {
         assert!(hits(&ConditionChanged, &["-    if a:", "+    if a != b:"]).is_empty());
         // Not a guard.
         assert!(hits(&ConditionChanged, &["-    flag = verify", "+    flag = not verify"]).is_empty());
+    }
+
+    #[test]
+    fn a_reordered_chain_that_lost_or_gained_a_negation() {
+        let js = |l: &[&str]| ConditionChanged.check(&diff("a.ts", l), Lang::JavaScript);
+        let h = js(&[
+            "-  if (cache.stale(key) || closing || !enabled(key)) return fallback",
+            "+  if (enabled(key) || closing || cache.stale(key)) return fallback",
+        ]);
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert_eq!(
+            hits(
+                &ConditionChanged,
+                &["-    if done and not queue.empty():", "+    if queue.empty() and done:"]
+            )
+            .len(),
+            1
+        );
+        // Reordered, every operand intact: the same condition.
+        assert!(js(&["-  if (a(x) || b || !c) {", "+  if (!c || a(x) || b) {"]).is_empty());
+        // The negation moved to another operand: not one toggle.
+        assert!(js(&["-  if (!a || b) {", "+  if (b || !c) {"]).is_empty());
+        // A connector mixed in, or a different operand: not this evidence.
+        assert!(js(&["-  if (a || b || !c) {", "+  if (c && b || a) {"]).is_empty());
+        assert!(js(&["-  if (a || b || !c) {", "+  if (c || b || d) {"]).is_empty());
+        // Not a guard.
+        assert!(js(&["-  const f = a || !b;", "+  const f = b || a;"]).is_empty());
     }
 
     #[test]

@@ -8,9 +8,11 @@ pub mod authz;
 pub mod crypto;
 pub mod defaults;
 pub mod errors;
+pub mod fluent;
 pub mod injection;
 pub mod logic;
 pub mod network;
+pub mod scope;
 pub mod untested;
 
 use quorum_core::{AgentRole, Category, Evidence, FileDiff, Finding, Hunk, LineKind, Severity};
@@ -62,6 +64,14 @@ impl Hit {
 pub trait Rule: Sync {
     fn meta(&self) -> &'static RuleMeta;
     fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit>;
+    /// The same check with the file's head content, for rules that must see
+    /// the block a hunk sits in (a `catch` whose opening line is outside
+    /// the hunk). `head` is `None` when it could not be read; the default
+    /// ignores it.
+    fn check_with_head(&self, file: &FileDiff, lang: Lang, head: Option<&str>) -> Vec<Hit> {
+        let _ = head;
+        self.check(file, lang)
+    }
 }
 
 /// Runs `rules` over every code file of the change. Hits anchored in
@@ -79,12 +89,10 @@ pub fn run_rules(
         if file.binary || !lang.is_code() {
             continue;
         }
-        let docs = head_files
-            .get(&file.path)
-            .map(|src| documentation_lines(&file.path, src))
-            .unwrap_or_default();
+        let head = head_files.get(&file.path).map(String::as_str);
+        let docs = head.map(|src| documentation_lines(&file.path, src)).unwrap_or_default();
         for rule in rules {
-            for hit in rule.check(file, lang) {
+            for hit in rule.check_with_head(file, lang, head) {
                 if !docs.contains(&hit.line) {
                     out.push(to_finding(rule.meta(), &file.path, hit, agent));
                 }

@@ -157,6 +157,7 @@ impl Walker<'_, '_> {
             let args = node.child_by_field_name("arguments");
             let (mut positional, mut spread) = (0, false);
             let (mut object_args, mut literal_args) = (vec![], vec![]);
+            let mut arg_texts = vec![];
             if let Some(args) = args {
                 let mut c = args.walk();
                 for a in args.named_children(&mut c) {
@@ -173,6 +174,7 @@ impl Walker<'_, '_> {
                                     _ => {}
                                 }
                             }
+                            arg_texts.push(super::simple_arg(a, self.src));
                             positional += 1
                         }
                     }
@@ -195,6 +197,8 @@ impl Walker<'_, '_> {
                 result_keys,
                 object_args,
                 literal_args,
+                args: arg_texts,
+                end_line: super::end_line_of(node),
             });
         }
         self.visit_children(node, scope, owner);
@@ -859,6 +863,7 @@ fn parameters(lang: Lang, func: Node<'_>, src: &[u8]) -> Option<Vec<Param>> {
         name: name.to_string(),
         kind,
         has_default,
+        object_type: false,
     };
     let mut out = vec![];
     if list.kind() == "identifier" {
@@ -918,7 +923,13 @@ fn parameters(lang: Lang, func: Node<'_>, src: &[u8]) -> Option<Vec<Param>> {
                             false,
                         ));
                     } else {
-                        out.push(p(&compact(text(pattern, src)), ParamKind::Normal, default));
+                        let mut param = p(&compact(text(pattern, src)), ParamKind::Normal, default);
+                        // `options: { deep?: boolean }`: the annotation's type is an object literal type.
+                        param.object_type = n
+                            .child_by_field_name("type")
+                            .and_then(|t| t.named_child(0))
+                            .is_some_and(|t| t.kind() == "object_type");
+                        out.push(param);
                     }
                 }
                 _ => {}

@@ -52,6 +52,10 @@ pub struct Param {
     pub name: String,
     pub kind: ParamKind,
     pub has_default: bool,
+    /// Declared with an inline object type (`options: { deep?: boolean }`,
+    /// TypeScript): an options object, like a destructured parameter.
+    #[serde(default)]
+    pub object_type: bool,
 }
 
 /// A symbol as the file defines it. `qname` is qualified within the file
@@ -130,6 +134,37 @@ pub struct CallFact {
     /// (numbers, strings, booleans), JavaScript/TypeScript.
     #[serde(default)]
     pub literal_args: Vec<u32>,
+    /// Each positional argument's text when it is a plain name or a member
+    /// access (`width`, `this.indent`, `self.size`), else empty: for
+    /// argument-selection checks against the callee's parameter names.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Last line of the call expression (its arguments may span lines).
+    #[serde(default)]
+    pub end_line: u32,
+}
+
+/// The text of an argument node when it is a plain name or a member access
+/// (`a`, `this.a`, `self.a`, `opts.a`), else empty.
+pub(crate) fn simple_arg(node: tree_sitter::Node<'_>, src: &[u8]) -> String {
+    match node.kind() {
+        "identifier"
+        | "member_expression"
+        | "attribute"
+        | "field_expression"
+        | "selector_expression"
+        | "field_access" => {
+            let t = node.utf8_text(src).unwrap_or("");
+            if t.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == '.')
+            {
+                t.to_string()
+            } else {
+                String::new()
+            }
+        }
+        _ => String::new(),
+    }
 }
 
 /// An import binding: `local` names `module` (and `name` within it).

@@ -149,6 +149,8 @@ impl Walker<'_, '_> {
                         result_keys: vec![],
                         object_args: vec![],
                         literal_args: vec![],
+                        args: vec![],
+                        end_line: line_of(d),
                     });
                 }
             }
@@ -178,9 +180,11 @@ impl Walker<'_, '_> {
             return;
         };
         let (mut positional, mut keywords, mut spread) = (0, vec![], false);
+        let mut arg_texts = vec![];
         if let Some(args) = node.child_by_field_name("arguments") {
             if args.kind() == "generator_expression" {
                 positional = 1;
+                arg_texts.push(String::new());
             } else {
                 let mut c = args.walk();
                 for a in args.named_children(&mut c) {
@@ -192,7 +196,10 @@ impl Walker<'_, '_> {
                         }
                         "list_splat" | "dictionary_splat" => spread = true,
                         "comment" => {}
-                        _ => positional += 1,
+                        _ => {
+                            positional += 1;
+                            arg_texts.push(super::simple_arg(a, self.src));
+                        }
                     }
                 }
             }
@@ -209,6 +216,8 @@ impl Walker<'_, '_> {
             result_keys: vec![],
             object_args: vec![],
             literal_args: vec![],
+            args: arg_texts,
+            end_line: end_line_of(node),
         });
     }
 
@@ -459,6 +468,7 @@ fn parameters(node: Node<'_>, src: &[u8]) -> Vec<Param> {
             name,
             kind,
             has_default,
+            object_type: false,
         });
     }
     out
