@@ -33,6 +33,11 @@ pub struct JudgeArgs {
     /// `eval/judge/labels.json`).
     #[arg(long)]
     pub judge_labels: Option<PathBuf>,
+    /// Record the judge's answers in DIR and replay them for identical
+    /// requests (the model's response cache by default), so a re-scoring
+    /// does not judge the same pair twice.
+    #[arg(long, env = "QUORUM_LLM_CACHE")]
+    pub judge_cache: Option<PathBuf>,
 }
 
 impl JudgeArgs {
@@ -54,6 +59,7 @@ impl JudgeArgs {
         cfg.api_key = self.judge_api_key.as_deref().map(|k| quorum_llm::Secret::new(k.trim()));
         cfg.timeout = Duration::from_secs(self.judge_timeout_secs);
         cfg.max_tokens = 256;
+        cfg.cache_dir = self.judge_cache.clone().filter(|d| !d.as_os_str().is_empty());
         Ok(Some(ExplainJudge::new(cfg)?))
     }
 
@@ -217,6 +223,7 @@ mod tests {
             judge_api_key: None,
             judge_timeout_secs: 10,
             judge_labels: None,
+            judge_cache: None,
         };
         assert!(args(None, None).judge().unwrap().is_none());
         assert!(args(Some("ftp://x"), Some("m")).judge().is_err());
