@@ -18,7 +18,10 @@ fn change(files: &[(&str, &str)], path: &str, find: &str, replace: &str) -> Impa
     impact(&base, &head, &diff(path, old, &new), ImpactOptions::default())
 }
 
-fn swaps(r: &ImpactReport) -> Vec<(String, u32, [(String, String); 2])> {
+/// (path, line, each argument with the parameter it names).
+type Swap = (String, u32, [(String, String); 2]);
+
+fn swaps(r: &ImpactReport) -> Vec<Swap> {
     r.swapped_arguments
         .iter()
         .map(|s| (s.path.clone(), s.line, s.swapped.clone()))

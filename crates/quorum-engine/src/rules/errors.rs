@@ -139,7 +139,7 @@ static RETHROW: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*throw\s+([\w
 
 /// A removed `finally` at `level` that no `finally` on the new side of the
 /// hunk replaces: the block that let every error through is gone.
-fn finally_replaced<'a>(h: &'a Hunk, level: usize) -> Option<&'a str> {
+fn finally_replaced(h: &Hunk, level: usize) -> Option<&str> {
     let gone = old_side(h)
         .into_iter()
         .find(|(_, t, removed)| *removed && FINALLY.is_match(t) && indent(t) == level)?;

@@ -93,7 +93,7 @@ pub fn enclosing_braces(src: &str, line: u32) -> Option<Block> {
 }
 
 /// The lines of `src` from `b.open` to `b.close`, 1-based, inclusive.
-pub fn lines_of<'a>(src: &'a str, b: Block) -> Vec<&'a str> {
+pub fn lines_of(src: &str, b: Block) -> Vec<&str> {
     src.lines()
         .skip(b.open as usize - 1)
         .take((b.close - b.open + 1) as usize)
