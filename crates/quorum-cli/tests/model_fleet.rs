@@ -155,11 +155,18 @@ async fn a_failing_model_falls_back_to_the_offline_engine_and_says_so() {
         let note = a.error.as_deref().unwrap_or_default();
         assert!(note.contains("model failed") && note.contains("offline rules"), "{a:?}");
     }
-    assert!(
-        review.summary.contains("model judgement unavailable"),
-        "{}",
-        review.summary
-    );
+    // Every finding left is a rule's, which the critic never sends to the
+    // model: it makes no call at all (the failing model cannot fail it).
+    assert!(review.kept.iter().all(|f| f.rule.is_some()), "{review:#?}");
+    for outcome in ["ok", "error"] {
+        assert_eq!(
+            metrics
+                .llm_calls
+                .with_label_values(&["critic", "scripted-model", outcome])
+                .get(),
+            0
+        );
+    }
     let body = review.render_body();
     assert!(body.contains("model failed"), "{body}");
     assert!(
@@ -168,6 +175,48 @@ async fn a_failing_model_falls_back_to_the_offline_engine_and_says_so() {
             .with_label_values(&["reviewer", "scripted-model", "error"])
             .get()
             >= 1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_critic_call_leaves_the_offline_verdict_standing() {
+    let (file, line) = support::anchor_line("01-sql-fstring-email-lookup");
+    let f = file.clone();
+    let model = ScriptedModel::respond(move |req, _| {
+        let sys = system(req);
+        if sys.contains("critic of a code review bot") {
+            return Scripted::status(500, "critic down");
+        }
+        if sys.contains("security reviewer") {
+            let mut v: Value = serde_json::from_str(&finding(&f, line, "Login lookup is injectable")).unwrap();
+            v["findings"][0]["category"] = json!("bug");
+            return Scripted::content(&v.to_string());
+        }
+        Scripted::content(r#"{"findings":[]}"#)
+    })
+    .await;
+    let mut cfg = config(&model);
+    cfg.retries = 0;
+    let (review, metrics) = support::review_case("01-sql-fstring-email-lookup", cfg).await;
+    assert!(
+        review.summary.contains("model judgement unavailable"),
+        "{}",
+        review.summary
+    );
+    assert!(
+        metrics
+            .llm_calls
+            .with_label_values(&["critic", "scripted-model", "error"])
+            .get()
+            >= 1
+    );
+    assert!(
+        review
+            .kept
+            .iter()
+            .chain(review.rejected.iter().map(|(f, _)| f))
+            .any(|k| k.rule.is_none() && k.file == file),
+        "the model's finding went through the critic's offline checks: {review:#?}"
     );
 }
 
