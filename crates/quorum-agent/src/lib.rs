@@ -58,7 +58,7 @@ pub enum RoleEngine {
 /// (`--model-effort security=0`: that role stays offline).
 pub fn engine_for(role: AgentRole, model: Option<Arc<ModelReviewer>>) -> RoleEngine {
     match model {
-        Some(model) if role != AgentRole::Static && model.config().uses_model(role) => RoleEngine::Model {
+        Some(model) if model.config().uses_model(role) => RoleEngine::Model {
             model,
             offline: offline_engine(role),
         },

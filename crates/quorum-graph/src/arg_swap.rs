@@ -13,7 +13,7 @@
 //! design (comparators, `min`/`max`, `swap`) or whose names carry no
 //! meaning (`a`, `b`, `left`, `right`) are left alone.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use quorum_core::{FileDiff, LineKind};
 use serde::Serialize;
@@ -39,69 +39,67 @@ pub struct SwappedArguments {
 }
 
 /// Calls on added lines of `diffs` (head graph) with two swapped arguments.
+/// Only the calls of the symbols that enclose an added line are read (the
+/// report runs on every review; the whole graph's edges are not).
 pub fn swapped_arguments(head: &Graph, diffs: &[FileDiff]) -> Vec<SwappedArguments> {
-    let added: BTreeMap<&str, BTreeSet<u32>> = diffs
-        .iter()
-        .map(|d| {
-            let lines = d
-                .hunks
-                .iter()
-                .flat_map(|h| &h.lines)
-                .filter(|l| l.kind == LineKind::Added)
-                .filter_map(|l| l.new_line)
-                .collect();
-            (d.path.as_str(), lines)
-        })
-        .collect();
     let mut out = vec![];
-    for e in head.edges() {
-        if e.kind != EdgeKind::Calls {
-            continue;
-        }
-        let path = head.file_of(e.from).path.as_str();
-        let Some(lines) = added.get(path) else { continue };
-        let Some(call) = head.call_of(e) else { continue };
-        let end = call.end_line.max(call.line);
-        let Some(&first_added) = lines.range(call.line..=end).next() else {
-            continue;
-        };
-        if call.spread || call.args.len() < 2 {
-            continue;
-        }
-        let target = match &e.to {
-            Target::Symbol(t) => Some(*t),
-            // A name only one symbol has (the receiver's type was unknown).
-            Target::Name(n) => match head.named(n) {
-                [one] => Some(*one),
-                _ => None,
-            },
-        };
-        let Some(target) = target else { continue };
-        let info = head.symbol(target);
-        let Some(params) = info.params else { continue };
-        if SYMMETRIC.iter().any(|w| info.name.to_lowercase().contains(w)) {
-            continue;
-        }
-        let positional: Vec<&str> = params
+    for d in diffs {
+        let path = d.path.as_str();
+        let lines: BTreeSet<u32> = d
+            .hunks
             .iter()
-            .filter(|p| matches!(p.kind, ParamKind::PositionalOnly | ParamKind::Normal))
-            .map(|p| p.name.as_str())
-            .skip_while(|n| matches!(*n, "self" | "cls"))
+            .flat_map(|h| &h.lines)
+            .filter(|l| l.kind == LineKind::Added)
+            .filter_map(|l| l.new_line)
             .collect();
-        if let Some(swapped) = swap(&call.args, &positional)
-            && !out
+        let callers: BTreeSet<u32> = lines.iter().filter_map(|&n| head.enclosing(path, n)).collect();
+        for e in callers.iter().flat_map(|&c| head.outgoing(c)) {
+            if e.kind != EdgeKind::Calls {
+                continue;
+            }
+            let Some(call) = head.call_of(e) else { continue };
+            let end = call.end_line.max(call.line);
+            let Some(&first_added) = lines.range(call.line..=end).next() else {
+                continue;
+            };
+            if call.spread || call.args.len() < 2 {
+                continue;
+            }
+            let target = match &e.to {
+                Target::Symbol(t) => Some(*t),
+                // A name only one symbol has (the receiver's type was unknown).
+                Target::Name(n) => match head.named(n) {
+                    [one] => Some(*one),
+                    _ => None,
+                },
+            };
+            let Some(target) = target else { continue };
+            let info = head.symbol(target);
+            let Some(params) = info.params else { continue };
+            if SYMMETRIC.iter().any(|w| info.name.to_lowercase().contains(w)) {
+                continue;
+            }
+            let positional: Vec<&str> = params
                 .iter()
-                .any(|s: &SwappedArguments| s.path == path && s.call_line == call.line)
-        {
-            out.push(SwappedArguments {
-                path: path.to_string(),
-                line: first_added,
-                call_line: call.line,
-                callee: info.qname.clone(),
-                signature: signature::render(params),
-                text: call.text.clone(),
-                swapped,
-            });
+                .filter(|p| matches!(p.kind, ParamKind::PositionalOnly | ParamKind::Normal))
+                .map(|p| p.name.as_str())
+                .skip_while(|n| matches!(*n, "self" | "cls"))
+                .collect();
+            if let Some(swapped) = swap(&call.args, &positional)
+                && !out
+                    .iter()
+                    .any(|s: &SwappedArguments| s.path == path && s.call_line == call.line)
+            {
+                out.push(SwappedArguments {
+                    path: path.to_string(),
+                    line: first_added,
+                    call_line: call.line,
+                    callee: info.qname.clone(),
+                    signature: signature::render(params),
+                    text: call.text.clone(),
+                    swapped,
+                });
+            }
         }
     }
     out.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));

@@ -6,17 +6,8 @@
 
 mod common;
 
-use common::*;
-use quorum_graph::{ImpactOptions, ImpactReport, impact, overlay};
-
-fn change(files: &[(&str, &str)], path: &str, find: &str, replace: &str) -> ImpactReport {
-    let base = graph(files);
-    let old = files.iter().find(|(p, _)| *p == path).unwrap().1;
-    assert_eq!(old.matches(find).count(), 1, "{find}");
-    let new = old.replace(find, replace);
-    let (head, _) = overlay(&base, &[(path.to_string(), Some(new.clone()))]);
-    impact(&base, &head, &diff(path, old, &new), ImpactOptions::default())
-}
+use common::impact_of_edit as change;
+use quorum_graph::ImpactReport;
 
 /// (path, line, each argument with the parameter it names).
 type Swap = (String, u32, [(String, String); 2]);

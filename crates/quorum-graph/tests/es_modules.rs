@@ -6,18 +6,10 @@
 
 mod common;
 
+use common::impact_of_edit as change;
 use common::*;
 use quorum_graph::impact::BreakKind;
 use quorum_graph::{EdgeKind, ImpactOptions, ImpactReport, impact, overlay};
-
-fn change(files: &[(&str, &str)], path: &str, find: &str, replace: &str) -> ImpactReport {
-    let base = graph(files);
-    let old = files.iter().find(|(p, _)| *p == path).unwrap().1;
-    assert_eq!(old.matches(find).count(), 1, "{find}");
-    let new = old.replace(find, replace);
-    let (head, _) = overlay(&base, &[(path.to_string(), Some(new.clone()))]);
-    impact(&base, &head, &diff(path, old, &new), ImpactOptions::default())
-}
 
 fn breaks(r: &ImpactReport) -> Vec<(String, BreakKind)> {
     let mut v: Vec<_> = r.changed.iter().flat_map(|c| c.broken_calls.iter()).collect();

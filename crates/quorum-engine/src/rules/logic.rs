@@ -326,17 +326,22 @@ fn negation_toggled(old: &str, new: &str, lang: Lang) -> bool {
     one_more(&b, &a) || one_more(&a, &b)
 }
 
+/// The language's logical connectors: (and, or).
+fn connectors(lang: Lang) -> (&'static str, &'static str) {
+    if lang == Lang::Python {
+        ("and", "or")
+    } else {
+        ("&&", "||")
+    }
+}
+
 static LOGIC_TOKEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+|&&|\|\||!=|==|<=|>=|\S").unwrap());
 
 /// A guard's condition as a chain of one connector at the top level: the
 /// connector and the operands (tokens joined by single spaces). `None` when
 /// both connectors are mixed there or there is no connector at all.
 fn chain(line: &str, lang: Lang) -> Option<(String, Vec<String>)> {
-    let (and, or) = if lang == Lang::Python {
-        ("and", "or")
-    } else {
-        ("&&", "||")
-    };
+    let (and, or) = connectors(lang);
     let t = line.trim();
     // The condition: inside the guard's parentheses, or (Python) between
     // the keyword and the colon.
@@ -424,11 +429,7 @@ fn chain_negation_toggled(old: &str, new: &str, lang: Lang) -> bool {
 /// (`&&` → `||` or `||` → `&&`, one or all in the same direction; `and` ↔
 /// `or` in Python), every other token the same.
 fn connector_swapped(old: &str, new: &str, lang: Lang) -> bool {
-    let (and, or) = if lang == Lang::Python {
-        ("and", "or")
-    } else {
-        ("&&", "||")
-    };
+    let (and, or) = connectors(lang);
     let tokens = |s: &str| {
         LOGIC_TOKEN
             .find_iter(s)

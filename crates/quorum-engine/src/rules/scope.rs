@@ -12,14 +12,14 @@ pub struct Block {
     pub close: u32,
 }
 
-/// Brace depth changes per line, ignoring braces in strings, template
-/// literals' text and `//` / `/* */` comments.
-fn brace_events(src: &str) -> Vec<Vec<(usize, char)>> {
+/// Every brace of `src` in order, as (0-based line, is it an opening
+/// one), ignoring braces in strings, template literals' text and `//` /
+/// `/* */` comments.
+fn braces(src: &str) -> Vec<(usize, bool)> {
     let mut out = Vec::new();
     let mut in_block_comment = false;
     let mut quote: Option<char> = None;
-    for line in src.lines() {
-        let mut events = Vec::new();
+    for (n, line) in src.lines().enumerate() {
         let chars: Vec<char> = line.chars().collect();
         let mut i = 0;
         while i < chars.len() {
@@ -44,7 +44,7 @@ fn brace_events(src: &str) -> Vec<Vec<(usize, char)>> {
             } else if c == '"' || c == '\'' || c == '`' {
                 quote = Some(c);
             } else if c == '{' || c == '}' {
-                events.push((i, c));
+                out.push((n, c == '{'));
             }
             i += 1;
         }
@@ -52,7 +52,6 @@ fn brace_events(src: &str) -> Vec<Vec<(usize, char)>> {
         if quote.is_some_and(|q| q != '`') {
             quote = None;
         }
-        out.push(events);
     }
     out
 }
@@ -62,12 +61,7 @@ fn brace_events(src: &str) -> Vec<Vec<(usize, char)>> {
 /// closes. `None` at top level or when the braces do not balance.
 pub fn enclosing_braces(src: &str, line: u32) -> Option<Block> {
     let at = (line as usize).checked_sub(1)?;
-    // Every brace in order: (line index, is it an opening one).
-    let braces: Vec<(usize, bool)> = brace_events(src)
-        .into_iter()
-        .enumerate()
-        .flat_map(|(i, evs)| evs.into_iter().map(move |(_, c)| (i, c == '{')))
-        .collect();
+    let braces = braces(src);
     let mut stack: Vec<usize> = Vec::new();
     let mut k = 0;
     while k < braces.len() && braces[k].0 < at {

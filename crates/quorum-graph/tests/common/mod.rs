@@ -4,7 +4,7 @@ use std::path::Path;
 
 use quorum_core::FileDiff;
 use quorum_core::diff::parse_unified;
-use quorum_graph::{EdgeKind, Graph, Target, build};
+use quorum_graph::{EdgeKind, Graph, ImpactOptions, ImpactReport, Target, build, impact, overlay};
 
 /// Every file under `root`, as (relative path, content), sorted.
 pub fn read_tree(root: &Path) -> Vec<(String, String)> {
@@ -75,4 +75,15 @@ pub fn diff(path: &str, old: &str, new: &str) -> Vec<FileDiff> {
     let (diffs, errors) = parse_unified(&patch);
     assert!(errors.is_empty(), "{errors:?}");
     diffs
+}
+
+/// The impact report of replacing `find` (which must occur once) with
+/// `replace` in `path`, over a graph of `files`.
+pub fn impact_of_edit(files: &[(&str, &str)], path: &str, find: &str, replace: &str) -> ImpactReport {
+    let base = graph(files);
+    let old = files.iter().find(|(p, _)| *p == path).unwrap().1;
+    assert_eq!(old.matches(find).count(), 1, "{find}");
+    let new = old.replace(find, replace);
+    let (head, _) = overlay(&base, &[(path.to_string(), Some(new.clone()))]);
+    impact(&base, &head, &diff(path, old, &new), ImpactOptions::default())
 }
