@@ -176,8 +176,9 @@ test-llm: llm-deps
 	  cargo test -p quorum-cli --features real-model --test real_model -- --nocapture
 
 # The context-mode ablation with the real model (issue 15; not in `make test`):
-# offline alone and offline + model (and the model's findings alone) on the
-# storefront, click and requests sets in all three modes, the same model as
+# offline alone and offline + model (and the model's findings alone) on a
+# storefront subset (EVAL_LLM_SETS="storefront click requests" adds the
+# held-out subsets) in all three modes, the same model as
 # the explained-judge, answers cached in ~/.cache/quorum/llm/responses.
 # Writes docs/eval-llm/<date>/ (see eval/llm/eval-llm.sh for the budget).
 eval-llm: llm-deps build

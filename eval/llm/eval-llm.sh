@@ -3,11 +3,13 @@
 #
 # Starts the cached llama-server (eval/llm/setup.sh builds it and the pinned
 # Qwen2.5-Coder-1.5B-Instruct weights once), then runs `quorum eval` on the
-# storefront set and the click and requests held-out sets, in all three
-# context modes, twice per set: offline alone, and offline + model (which
-# also scores the model's findings alone). The same model is the judge of
-# "explained" scores; its agreement with eval/judge/labels.json is measured
-# at the start of every run and printed beside the figures.
+# storefront subset (and, with EVAL_LLM_SETS, the click and requests
+# held-out subsets), in all three context modes, twice per set: offline
+# alone, and offline + model (which also scores the model's findings alone,
+# after and before the critic). The same model is the judge of "explained"
+# scores; its agreement with eval/judge/labels.json is measured at the start
+# of every run (replayed from the response cache after the first) and
+# printed beside the figures.
 #
 # Budget (2 cores, measured): llama-server reads prompts at ~31 tokens/s and
 # writes ~12 tokens/s, so one model role's review takes one to two minutes
