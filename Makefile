@@ -12,9 +12,12 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: run demo docs-check test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
-run: deps build
+# The demo runs one process: build only the `quorum` binary (the service
+# binaries are built by `make build` and the test targets).
+run: deps
+	cargo build -p quorum-cli --bin quorum
 	$(BIN)/quorum demo --fixture storefront-fixture --case $(CASE)
 
 demo: run
@@ -90,7 +93,14 @@ eval-check: build
 	python3 eval/check_results.py $${TMPDIR:-/tmp}/quorum-eval
 	python3 -m pytest -q -p no:cacheprovider eval/tests
 
-test: deps-test deps-deploy lint unit fixture-tests deploy-check eval-check heldout-check
+# README.md, ARCHITECTURE.md and docs/: no unbalanced code fence, no dead
+# relative link; and proof that the checker fails on broken copies.
+docs-check:
+	@python3 -c "import pytest" 2>/dev/null || python3 -m pip install -q pytest
+	python3 docs/check_docs.py
+	python3 -m pytest -q -p no:cacheprovider docs/tests
+
+test: deps-test deps-deploy docs-check lint unit fixture-tests deploy-check eval-check heldout-check
 
 # Other codebases: seeded-bug cases (eval/heldout/<pkg>, each set's README
 # says what it holds) on the released source of packages fetched from their

@@ -127,7 +127,9 @@ impl Aggregator {
                 Err(HandlerError::Invalid(reason))
             }
             Err(e) => {
-                let _ = self.store.release_guard(&guard).await;
+                if let Err(store_err) = self.store.release_guard(&guard).await {
+                    tracing::warn!(guard, error = %store_err, "could not release the aggregation guard; the retry waits for it to expire");
+                }
                 Err(e)
             }
         }

@@ -127,7 +127,7 @@ impl GraphIndex {
         let prev = previous.clone();
         let (graph, stats) = tokio::task::spawn_blocking(move || build(tree.iter().cloned(), prev.as_deref()))
             .await
-            .expect("graph build does not panic");
+            .map_err(|e| ContextError::from_join("the graph build", e))?;
         outcome.build_ms = t.elapsed().as_millis() as u64;
         let bytes = blob::encode(&graph);
         outcome.blob_bytes = bytes.len();

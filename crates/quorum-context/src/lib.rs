@@ -23,13 +23,54 @@ pub enum ContextError {
     Scm(#[from] quorum_scm::ScmError),
     #[error(transparent)]
     Store(#[from] quorum_store::StoreError),
+    /// A parser or the graph code panicked on this source. The input is
+    /// untrusted and the same source panics again, so it is invalid input,
+    /// not a retryable fault.
+    #[error("{what} panicked on this change's source (a parser bug; the same input fails again): {message}")]
+    Panicked { what: &'static str, message: String },
 }
 
 impl ContextError {
-    /// Bad input (unknown repo, bad ref): retrying will not help.
+    /// Bad input (unknown repo, bad ref, source a parser panics on):
+    /// retrying will not help.
     pub fn is_invalid(&self) -> bool {
-        matches!(self, ContextError::Scm(quorum_scm::ScmError::Invalid(_)))
+        matches!(
+            self,
+            ContextError::Scm(quorum_scm::ScmError::Invalid(_)) | ContextError::Panicked { .. }
+        )
+    }
+
+    /// The error for a blocking graph task that did not finish.
+    pub(crate) fn from_join(what: &'static str, e: tokio::task::JoinError) -> Self {
+        let message = match e.try_into_panic() {
+            Ok(payload) => payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a non-text panic".into()),
+            Err(e) => e.to_string(),
+        };
+        ContextError::Panicked { what, message }
     }
 }
 
 pub use quorum_engine::ReviewContext;
+
+#[cfg(test)]
+mod panic_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panic_on_untrusted_source_is_invalid_input_that_names_the_panic() {
+        let join = tokio::task::spawn_blocking(|| -> u32 { panic!("node kind 42 out of range") })
+            .await
+            .unwrap_err();
+        let e = ContextError::from_join("the graph build", join);
+        assert!(e.is_invalid(), "a parser panic is dead-lettered at once, not retried");
+        let text = e.to_string();
+        assert!(
+            text.contains("the graph build panicked") && text.contains("node kind 42 out of range"),
+            "{text}"
+        );
+    }
+}

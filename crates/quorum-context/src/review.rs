@@ -83,9 +83,17 @@ impl ContextBuilder {
                         let (head, _) = overlay(&base, &changes);
                         impact(&base, &head, &diffs, ImpactOptions::default())
                     })
-                    .await
-                    .expect("impact does not panic");
-                    ctx.impact = Some(report);
+                    .await;
+                    // The context is best effort: a panic in the impact pass
+                    // costs the report, said in a note, not the review.
+                    match report {
+                        Ok(report) => ctx.impact = Some(report),
+                        Err(e) => ctx.notes.push(format!(
+                            "no impact report for {repo}@{}: {}",
+                            short(&req.head_sha),
+                            crate::ContextError::from_join("the impact pass", e)
+                        )),
+                    }
                     ctx.timings.push(("graph", graph_started.elapsed().as_secs_f64()));
                 }
                 Err(e) => ctx

@@ -1,8 +1,7 @@
 //! The agents' graph tools for one job (F-AG-2): `get_callers` and
 //! `find_tests` on the PR head (the base graph with the changed files
 //! overlaid), `read_snippet` from the PR head's tree. This is what the
-//! model's tool loop will call, and the MCP server after it; every input is
-//! validated and every refusal is a message a model can act on.
+//! model's tool loop calls; every input is validated and every refusal is a message a model can act on.
 
 use std::sync::Arc;
 
@@ -47,7 +46,7 @@ impl JobTools {
         }
         let head = tokio::task::spawn_blocking(move || overlay(&base, &changes).0)
             .await
-            .expect("overlay does not panic");
+            .map_err(|e| ContextError::from_join("the graph overlay", e))?;
         Ok(JobTools {
             index,
             repo,

@@ -20,61 +20,16 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use quorum_core::Lang;
+use quorum_core::repo_config::RepoConfig;
 use quorum_core::{AgentRole, Category, Evidence, FileDiff, Finding, Severity};
-use quorum_graph::Lang;
 use quorum_graph::query::CodeQuery;
 use regex::Regex;
-use serde::Deserialize;
 
 use crate::rules::added_lines;
 
-/// Where the file lives in a repository.
-pub const CONFIG_PATH: &str = ".quorum.yml";
+pub use quorum_core::repo_config::CONFIG_PATH;
 const MAX_RULES: usize = 200;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RepoConfig {
-    #[serde(default)]
-    conventions: Vec<RuleSpec>,
-    /// The review policy in the same file; the gateway validates it.
-    #[serde(default)]
-    #[allow(dead_code)]
-    review: Option<serde_norway::Value>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RuleSpec {
-    id: String,
-    message: String,
-    #[serde(default)]
-    paths: Vec<String>,
-    #[serde(default)]
-    exclude: Vec<String>,
-    #[serde(default)]
-    pattern: Option<String>,
-    #[serde(default)]
-    query: Option<String>,
-    #[serde(default)]
-    language: Option<String>,
-    #[serde(default = "default_severity")]
-    severity: Severity,
-    #[serde(default = "default_category")]
-    category: Category,
-    #[serde(default = "default_confidence")]
-    confidence: f64,
-}
-
-fn default_severity() -> Severity {
-    Severity::Major
-}
-fn default_category() -> Category {
-    Category::Convention
-}
-fn default_confidence() -> f64 {
-    0.9
-}
 
 #[derive(Debug)]
 enum Matcher {
@@ -103,7 +58,7 @@ pub struct Conventions {
 /// Parses and compiles `.quorum.yml`. Every problem names the rule and the
 /// field, so a team can fix its file from the message alone.
 pub fn parse(yaml: &str) -> Result<Conventions, String> {
-    let cfg: RepoConfig = serde_norway::from_str(yaml).map_err(|e| format!("{CONFIG_PATH}: {e}"))?;
+    let cfg = RepoConfig::parse(yaml).map_err(|e| format!("{CONFIG_PATH}: {e}"))?;
     if cfg.conventions.len() > MAX_RULES {
         return Err(format!("{CONFIG_PATH}: at most {MAX_RULES} conventions"));
     }

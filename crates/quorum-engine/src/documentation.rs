@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::LazyLock;
 
-use quorum_graph::Lang;
+use quorum_core::Lang;
 use quorum_graph::query::CodeQuery;
 
 static QUERIES: LazyLock<HashMap<Lang, CodeQuery>> = LazyLock::new(|| {

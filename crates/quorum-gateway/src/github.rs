@@ -169,10 +169,6 @@ struct Ref {
     sha: String,
 }
 
-fn is_sha(s: &str) -> bool {
-    (7..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
-}
-
 /// Parses a delivery of `event` (the `X-GitHub-Event` header).
 pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
     let payload: Payload = serde_json::from_slice(body).map_err(|e| format!("malformed {event} payload: {e}"))?;
@@ -192,9 +188,7 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
                 .ok_or("pull_request payload has no `pull_request`")?;
             quorum_core::job::validate_repo_name(&repo.full_name)?;
             for (name, sha) in [("head", &pr.head.sha), ("base", &pr.base.sha)] {
-                if !is_sha(sha) {
-                    return Err(format!("pull_request.{name}.sha `{sha}` is not a commit id"));
-                }
+                quorum_core::CommitId::parse(sha).map_err(|e| format!("pull_request.{name}.sha: {e}"))?;
             }
             Ok(Event::PullRequest(PullRequestEvent {
                 action,
@@ -459,6 +453,23 @@ mod tests {
                 repos: vec!["acme/new".into()]
             }
         );
+    }
+
+    #[test]
+    fn a_sha256_repository_is_accepted_and_an_abbreviated_id_is_refused() {
+        let mut v: serde_json::Value = serde_json::from_slice(&fixture("pull_request/opened.payload.json")).unwrap();
+        let head = "0123456789abcdef".repeat(4);
+        v["pull_request"]["head"]["sha"] = head.clone().into();
+        v["pull_request"]["base"]["sha"] = "fedcba9876543210".repeat(4).into();
+        let Event::PullRequest(pr) = parse("pull_request", &serde_json::to_vec(&v).unwrap()).unwrap() else {
+            panic!("not a PR event")
+        };
+        assert_eq!(pr.head_sha, head);
+        // What the clone cache and the indexer will make of it: a commit, not a branch.
+        assert!(quorum_core::is_commit_id(&pr.head_sha));
+        v["pull_request"]["head"]["sha"] = "ec26c3e".into();
+        let err = parse("pull_request", &serde_json::to_vec(&v).unwrap()).unwrap_err();
+        assert!(err.contains("head.sha") && err.contains("7 characters"), "{err}");
     }
 
     #[test]

@@ -81,10 +81,6 @@ struct NotedMr {
     iid: u64,
 }
 
-fn is_sha(s: &str) -> bool {
-    (7..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
-}
-
 fn ignored(event: &str, action: impl Into<String>) -> Event {
     Event::Ignored {
         event: event.into(),
@@ -126,9 +122,7 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
                 .as_ref()
                 .map(|c| c.id.clone())
                 .ok_or("Merge Request Hook payload has no `object_attributes.last_commit`")?;
-            if !is_sha(&head) {
-                return Err(format!("object_attributes.last_commit.id `{head}` is not a commit id"));
-            }
+            quorum_core::CommitId::parse(&head).map_err(|e| format!("object_attributes.last_commit.id: {e}"))?;
             let target = mr
                 .target_branch
                 .clone()

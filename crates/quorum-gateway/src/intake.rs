@@ -107,17 +107,29 @@ impl Intake {
             }),
             Err(e @ IntakeError::Skipped(_)) => {
                 // No run was stored: nothing to mark failed.
-                let _ = self.store.release_dedupe(&dedupe).await;
+                self.release_dedupe(&dedupe).await;
                 Err(e)
             }
             Err(e) => {
-                let _ = self.store.release_dedupe(&dedupe).await;
-                let _ = self
+                self.release_dedupe(&dedupe).await;
+                if let Err(store_err) = self
                     .store
                     .set_run_state(&job_id, RunState::Failed, Some(&e.to_string()))
-                    .await;
+                    .await
+                {
+                    tracing::warn!(job_id, error = %store_err, "could not mark the run failed after its intake failed");
+                }
                 Err(e)
             }
+        }
+    }
+
+    /// Lets a redelivery of this change through again. If the release
+    /// fails the claim holds until its TTL lapses, and only then can the
+    /// change be retried: say so, since nothing else will.
+    async fn release_dedupe(&self, dedupe: &str) {
+        if let Err(e) = self.store.release_dedupe(dedupe).await {
+            tracing::warn!(dedupe, error = %e, "could not release the dedupe claim; a redelivery is refused until it expires");
         }
     }
 

@@ -26,68 +26,16 @@
 //! findings at minor or below; by default they are one "Also noted" line in
 //! the review body rather than inline comments (`quorum_core::review`).
 //!
-//! The `conventions:` section of the same file belongs to the engine.
+//! The file's schema, with its `conventions:` section (the engine's), is
+//! `quorum_core::repo_config`.
 //! An invalid file never stops a review: the server's defaults apply and
 //! the review says what is wrong with the file.
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
-use quorum_core::{AgentRole, ContextMode, FileChange, JobPolicy, LowSeverity, PublishMode, Severity};
-use serde::Deserialize;
+use quorum_core::repo_config::RepoConfig;
+use quorum_core::{FileChange, JobPolicy};
 
-/// Where the file lives.
-pub const CONFIG_PATH: &str = ".quorum.yml";
-/// Larger files are not read as configuration.
-const MAX_CONFIG_BYTES: usize = 256 * 1024;
-
-/// When reviews happen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// On every opened, pushed, reopened or ready PR.
-    #[default]
-    Auto,
-    /// Only when someone with write access comments `/review`.
-    Manual,
-    /// Never.
-    Off,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Labels {
-    #[serde(default)]
-    force: Vec<String>,
-    #[serde(default)]
-    skip: Vec<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReviewSection {
-    mode: Option<Mode>,
-    drafts: Option<bool>,
-    bots: Option<bool>,
-    paths: Option<Vec<String>>,
-    exclude: Option<Vec<String>>,
-    labels: Option<Labels>,
-    max_files: Option<usize>,
-    max_changed_lines: Option<usize>,
-    agents: Option<Vec<AgentRole>>,
-    publish: Option<PublishMode>,
-    context: Option<ContextMode>,
-    inline_min_severity: Option<Severity>,
-    low_severity: Option<LowSeverity>,
-}
-
-#[derive(Debug, Deserialize)]
-struct ConfigFile {
-    #[serde(default)]
-    review: Option<ReviewSection>,
-    /// Validated by the engine, which owns it.
-    #[serde(default)]
-    #[allow(dead_code)]
-    conventions: Option<serde_norway::Value>,
-}
+pub use quorum_core::repo_config::{CONFIG_PATH, ReviewMode as Mode};
 
 /// How a review was asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,17 +123,7 @@ impl Policy {
     }
 
     fn parse(server: &ServerDefaults, text: &str) -> Result<Policy, String> {
-        if text.len() > MAX_CONFIG_BYTES {
-            return Err(format!("the file is over {} KiB", MAX_CONFIG_BYTES / 1024));
-        }
-        let file: ConfigFile = if text.trim().is_empty() {
-            ConfigFile {
-                review: None,
-                conventions: None,
-            }
-        } else {
-            serde_norway::from_str(text).map_err(|e| e.to_string())?
-        };
+        let file = RepoConfig::parse(text)?;
         let mut p = Policy::defaults(server);
         let Some(r) = file.review else {
             return Ok(p);
@@ -297,6 +235,7 @@ impl Policy {
 mod tests {
     use super::*;
     use quorum_core::FileStatus;
+    use quorum_core::{AgentRole, ContextMode, LowSeverity, PublishMode, Severity};
 
     fn server() -> ServerDefaults {
         ServerDefaults {

@@ -24,7 +24,7 @@ impl std::fmt::Debug for CodeQuery {
 impl CodeQuery {
     /// Compiles `source`; the error names the row and column tree-sitter rejected.
     pub fn compile(lang: Lang, source: &str) -> Result<CodeQuery, String> {
-        let query = tree_sitter::Query::new(&lang.grammar(), source).map_err(|e| {
+        let query = tree_sitter::Query::new(&crate::lang::grammar(lang), source).map_err(|e| {
             format!(
                 "invalid {} query at row {}, column {}: {:?} error",
                 lang.as_str(),

@@ -1,4 +1,4 @@
-//! Back-ends of the agents' graph tools (F-AG-2) and, later, the MCP server:
+//! Back-ends of the agents' graph tools (F-AG-2):
 //! `get_callers`, `find_tests`, `read_snippet`. Each validates its input and
 //! answers with an error message a model can act on.
 

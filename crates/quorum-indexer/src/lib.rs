@@ -38,11 +38,6 @@ fn classify_search(e: SearchError) -> HandlerError {
     }
 }
 
-/// A ref that is a full commit id rather than a branch.
-fn is_commit_id(r: &str) -> bool {
-    r.len() == 40 && r.chars().all(|c| c.is_ascii_hexdigit())
-}
-
 #[async_trait]
 impl Handler for IndexHandler {
     async fn handle(&self, d: &Delivery) -> Result<Vec<OutMessage>, HandlerError> {
@@ -68,7 +63,7 @@ impl Handler for IndexHandler {
             .await
             .map_err(|e| classify(e.into()))?;
         let branch = req.git_ref.strip_prefix("refs/heads/").unwrap_or(&req.git_ref);
-        let branch = (!is_commit_id(branch)).then_some(branch);
+        let branch = (!quorum_core::is_commit_id(branch)).then_some(branch);
         let (graph, mut outcome) = self.index.ensure(repo, &commit, branch).await.map_err(classify)?;
         let label = match (&outcome.stats, &outcome.incremental_from) {
             (None, _) => "loaded",

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use async_openai::error::OpenAIError;
 use async_openai::middleware::{HttpRequestFactory, ReqwestService};
+use quorum_core::backoff::Backoff;
 use reqwest13 as reqwest;
 
 /// Retry settings for one client.
@@ -120,16 +121,10 @@ impl tower::Service<HttpRequestFactory> for RetryingHttp {
     }
 }
 
-/// Exponential backoff with full jitter: uniform in `0..=base·2^attempt`,
-/// at least a millisecond, at most `max_wait`.
+/// The shared jittered exponential backoff (`quorum_core::backoff`), at
+/// most `max_wait`.
 fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
-    let ceiling = policy
-        .base
-        .saturating_mul(1u32 << attempt.min(16))
-        .min(policy.max_wait)
-        .as_millis()
-        .max(1) as u64;
-    Duration::from_millis(fastrand::u64(1..=ceiling))
+    Backoff::new(policy.base, policy.max_wait).delay(attempt, fastrand::f64())
 }
 
 type Decision = Option<(String, Option<Duration>)>;
@@ -201,14 +196,7 @@ pub fn is_validation_error(body: &str) -> bool {
 /// `Retry-After` in seconds (the HTTP-date form is rare for APIs and read
 /// as "no hint"); `x-ratelimit-reset-requests` style hints are ignored.
 pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(secs) = v.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    v.parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64)
+    quorum_core::backoff::parse_retry_after(headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The tools a model may call (F-AG-2): their strict JSON-schema
 //! parameters, parsing a call's arguments, and the [`ToolBox`] trait the
-//! agent implements over the code graph (and, once it exists, the hybrid
-//! index). Every failure is an answer the model can read, never a crash.
+//! agent implements over the code graph and the hybrid index. Every
+//! failure is an answer the model can read, never a crash.
 
 use async_trait::async_trait;
 use serde::Deserialize;

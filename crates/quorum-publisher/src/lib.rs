@@ -123,11 +123,16 @@ impl Publisher {
             Ok(o) => Ok(o),
             Err(e) => {
                 // Let the retry post.
-                let _ = self.store.release_lease(&lease).await;
-                let _ = self
+                if let Err(store_err) = self.store.release_lease(&lease).await {
+                    tracing::warn!(job_id, error = %store_err, "could not release the publish lease; the retry waits for it to expire");
+                }
+                if let Err(store_err) = self
                     .store
                     .set_run_state(job_id, RunState::Failed, Some(&e.to_string()))
-                    .await;
+                    .await
+                {
+                    tracing::warn!(job_id, error = %store_err, "could not mark the run failed after publishing failed");
+                }
                 Err(e)
             }
         }

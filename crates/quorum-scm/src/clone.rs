@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use tokio::process::Command;
 
+use quorum_core::is_commit_id;
+
 use crate::{LocalGit, LocalRepos, ScmError, TreeSource, validate_ref};
 
 /// Bare clones under one directory.
@@ -88,11 +90,6 @@ impl CloneCache {
         }
         LocalGit::open(&path)
     }
-}
-
-/// A full 40-hex commit id (not a branch, tag or abbreviation).
-pub fn is_commit_id(r: &str) -> bool {
-    r.len() == 40 && r.chars().all(|c| c.is_ascii_hexdigit())
 }
 
 #[async_trait]

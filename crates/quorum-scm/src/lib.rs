@@ -22,9 +22,10 @@ mod scm;
 mod sink;
 mod tree;
 
-pub use clone::{CloneCache, TreeArgs, Trees, is_commit_id};
+pub use clone::{CloneCache, TreeArgs, Trees};
 pub use git::{LocalGit, LocalRepos, validate_ref};
 pub use gix_diff::unified_patch;
+pub use quorum_core::is_commit_id;
 pub use scm::{ScmApi, ScmArgs};
 pub use sink::{CheckStatus, LocalSink, Posted, ReviewSink, SinkError};
 pub use tree::{MAX_FILE_BYTES, TreeSource, read_dir_tree, validate_path};

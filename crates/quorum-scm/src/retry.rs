@@ -1,46 +1,35 @@
-//! The retry arithmetic both SCM clients share: jittered exponential
-//! backoff, and how long a rate-limited answer asks us to wait.
+//! The SCM clients' view of the shared retry arithmetic
+//! (`quorum_core::backoff`): waits read from an HTTP answer's headers.
 
 use std::time::Duration;
 
 use http::HeaderMap;
+use quorum_core::backoff::{Backoff, parse_retry_after};
 
-/// `base` doubled per attempt, with jitter in [50 %, 100 %), capped at 30 s.
+/// The longest an SCM client waits between two attempts of its own.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// `base` doubled per attempt, jittered, capped at 30 s.
 pub(crate) fn backoff(base: Duration, attempt: u32) -> Duration {
-    let jitter = 0.5 + rand_fraction() / 2.0;
-    base.saturating_mul(1 << attempt.min(6))
-        .mul_f64(jitter)
-        .min(Duration::from_secs(30))
-}
-
-/// A fraction in [0, 1) for jitter, without a random-number dependency.
-fn rand_fraction() -> f64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    f64::from(nanos % 1000) / 1000.0
+    Backoff::new(base, MAX_BACKOFF).delay(attempt, fastrand::f64())
 }
 
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim)
 }
 
-/// `Retry-After` in seconds.
+/// `Retry-After`, in seconds.
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    header(headers, "retry-after")
-        .and_then(|v| v.parse::<u64>().ok())
-        .map(Duration::from_secs)
+    parse_retry_after(header(headers, "retry-after")?)
 }
 
 /// The time until the Unix time in `reset_header` (at least a second).
 pub(crate) fn until_reset(headers: &HeaderMap, reset_header: &str) -> Option<Duration> {
-    let reset = header(headers, reset_header)?.parse::<u64>().ok()?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    Some(Duration::from_secs(reset.saturating_sub(now).max(1)))
+    quorum_core::backoff::until_reset(header(headers, reset_header)?, now)
 }
 
 /// `Retry-After`, else the reset time in `reset_header`.

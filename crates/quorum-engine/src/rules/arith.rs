@@ -6,7 +6,7 @@ use quorum_core::{Category, FileDiff, Severity};
 use regex::Regex;
 
 use super::{Hit, Rule, RuleMeta, new_side};
-use crate::lang::{Lang, indent};
+use crate::lang::{Family, indent};
 
 pub struct DivisionByLength;
 
@@ -26,8 +26,8 @@ impl Rule for DivisionByLength {
     fn meta(&self) -> &'static RuleMeta {
         &META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
-        if lang != Lang::Python {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
+        if lang != Family::Python {
             return vec![];
         }
         let mut hits = Vec::new();
@@ -74,7 +74,7 @@ mod tests {
 
     fn lines(l: &[&str]) -> Vec<u32> {
         DivisionByLength
-            .check(&diff("u.py", l), Lang::Python)
+            .check(&diff("u.py", l), Family::Python)
             .into_iter()
             .map(|h| h.line)
             .collect()

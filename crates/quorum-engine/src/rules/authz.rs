@@ -6,7 +6,7 @@ use quorum_core::{Category, FileDiff, Severity};
 use regex::Regex;
 
 use super::{Hit, Rule, RuleMeta, added_lines, removed_with_anchor};
-use crate::lang::Lang;
+use crate::lang::Family;
 
 /// A call or decorator that checks permissions was removed and not re-added
 /// anywhere in the file.
@@ -31,7 +31,7 @@ impl Rule for AuthorizationRemoved {
     fn meta(&self) -> &'static RuleMeta {
         &META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
         if !lang.is_code() || crate::lang::is_test_path(&file.path) {
             return vec![];
         }
@@ -68,7 +68,7 @@ mod tests {
 
     fn lines(l: &[&str]) -> Vec<u32> {
         AuthorizationRemoved
-            .check(&diff("h.py", l), Lang::Python)
+            .check(&diff("h.py", l), Family::Python)
             .into_iter()
             .map(|h| h.line)
             .collect()

@@ -7,7 +7,7 @@ use quorum_core::{Category, FileDiff, Severity};
 use regex::Regex;
 
 use super::{Hit, Rule, RuleMeta, added_lines, new_side};
-use crate::lang::{Lang, strip_comment};
+use crate::lang::{Family, strip_comment};
 
 /// MD5/SHA-1 (or a bare fast hash) where passwords are handled.
 pub struct WeakPasswordHash;
@@ -33,7 +33,7 @@ impl Rule for WeakPasswordHash {
     fn meta(&self) -> &'static RuleMeta {
         &WEAK_META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
         let mut hits = Vec::new();
         for h in &file.hunks {
             let side = new_side(h);
@@ -78,7 +78,7 @@ impl Rule for TlsVerifyDisabled {
     fn meta(&self) -> &'static RuleMeta {
         &TLS_META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
         // Tests talk to local mock servers with throwaway certificates, and
         // option-parsing tests spell the insecure settings out on purpose.
         if crate::lang::is_test_path(&file.path) {
@@ -120,7 +120,7 @@ impl Rule for HardcodedSecret {
     fn meta(&self) -> &'static RuleMeta {
         &SECRET_META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
         if crate::lang::is_test_path(&file.path) {
             return vec![];
         }
@@ -143,7 +143,7 @@ mod tests {
     use crate::rules::testutil::diff;
 
     fn hits(rule: &dyn Rule, path: &str, lines: &[&str]) -> Vec<Hit> {
-        rule.check(&diff(path, lines), Lang::of(path))
+        rule.check(&diff(path, lines), Family::of(path))
     }
 
     #[test]

@@ -6,7 +6,7 @@ use quorum_core::{Category, FileDiff, Severity};
 use regex::Regex;
 
 use super::{Hit, Rule, RuleMeta, new_side};
-use crate::lang::Lang;
+use crate::lang::Family;
 
 pub struct MutableDefault;
 
@@ -57,8 +57,8 @@ impl Rule for MutableDefault {
     fn meta(&self) -> &'static RuleMeta {
         &META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
-        if lang != Lang::Python {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
+        if lang != Family::Python {
             return vec![];
         }
         let mut hits = Vec::new();
@@ -90,7 +90,7 @@ mod tests {
 
     #[test]
     fn mutable_defaults() {
-        let n = |l: &str| MutableDefault.check(&diff("a.py", &[l]), Lang::Python).len();
+        let n = |l: &str| MutableDefault.check(&diff("a.py", &[l]), Family::Python).len();
         assert_eq!(n("+def add(item, into=[]):"), 1);
         assert_eq!(n("+def add(item, into: dict = {}):"), 1);
         assert_eq!(n("+def add(item, into=None):"), 0);
@@ -101,7 +101,7 @@ mod tests {
     fn one_parameter_per_line() {
         let lines = |l: &[&str]| -> Vec<u32> {
             MutableDefault
-                .check(&diff("a.py", l), Lang::Python)
+                .check(&diff("a.py", l), Family::Python)
                 .into_iter()
                 .map(|h| h.line)
                 .collect()

@@ -21,7 +21,7 @@ use regex::Regex;
 
 use super::scope::{enclosing_braces, lines_of};
 use super::{Hit, Rule, RuleMeta, new_side, old_side, removed_with_anchor};
-use crate::lang::{Lang, indent};
+use crate::lang::{Family, indent};
 
 pub struct SwallowedException;
 
@@ -251,14 +251,14 @@ impl Rule for SwallowedException {
     fn meta(&self) -> &'static RuleMeta {
         &META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
         self.check_with_head(file, lang, None)
     }
-    fn check_with_head(&self, file: &FileDiff, lang: Lang, head: Option<&str>) -> Vec<Hit> {
-        if matches!(lang, Lang::JavaScript | Lang::Java) {
+    fn check_with_head(&self, file: &FileDiff, lang: Family, head: Option<&str>) -> Vec<Hit> {
+        if matches!(lang, Family::JavaScript | Family::Java) {
             return braced(file, head);
         }
-        if lang != Lang::Python {
+        if lang != Family::Python {
             return vec![];
         }
         let mut hits = Vec::new();
@@ -297,7 +297,7 @@ mod tests {
 
     fn lines(l: &[&str]) -> Vec<u32> {
         SwallowedException
-            .check(&diff("o.py", l), Lang::Python)
+            .check(&diff("o.py", l), Family::Python)
             .into_iter()
             .map(|h| h.line)
             .collect()
@@ -435,7 +435,7 @@ mod tests {
     fn a_javascript_or_java_catch_that_no_longer_rethrows() {
         let js = |l: &[&str]| -> Vec<u32> {
             SwallowedException
-                .check(&diff("a.ts", l), Lang::JavaScript)
+                .check(&diff("a.ts", l), Family::JavaScript)
                 .into_iter()
                 .map(|h| h.line)
                 .collect()
@@ -500,7 +500,7 @@ mod tests {
                     "     return data;",
                 ],
             ),
-            Lang::Java,
+            Family::Java,
         );
         assert_eq!(java.len(), 1);
     }
@@ -520,7 +520,7 @@ mod tests {
                 "   }",
             ],
         );
-        let hits = SwallowedException.check(&d, Lang::JavaScript);
+        let hits = SwallowedException.check(&d, Family::JavaScript);
         assert_eq!(hits.iter().map(|h| h.line).collect::<Vec<_>>(), [4]);
         assert!(hits[0].detail.contains("finally"), "{hits:?}");
         // Rethrowing in the new catch keeps the error flowing.
@@ -536,7 +536,7 @@ mod tests {
                 "     }",
             ],
         );
-        assert!(SwallowedException.check(&d, Lang::JavaScript).is_empty());
+        assert!(SwallowedException.check(&d, Family::JavaScript).is_empty());
         // A catch added before a finally that stays is not a replacement.
         let d = diff(
             "run.ts",
@@ -551,7 +551,7 @@ mod tests {
                 "     }",
             ],
         );
-        assert!(SwallowedException.check(&d, Lang::JavaScript).is_empty());
+        assert!(SwallowedException.check(&d, Family::JavaScript).is_empty());
     }
 
     #[test]
@@ -572,18 +572,18 @@ mod tests {
         let head = "function parse(v, prev) {\n  try {\n    return fn(v, prev);\n  } catch (err) {\n    if (err.code === 'invalid') {\n      report(err);\n    }\n    return prev;\n  }\n}\n";
         // The helper numbers the hunk from line 1; in the head it starts at 5.
         let d = renumber(d, 4);
-        let hits = SwallowedException.check_with_head(&d, Lang::JavaScript, Some(head));
+        let hits = SwallowedException.check_with_head(&d, Family::JavaScript, Some(head));
         assert_eq!(hits.iter().map(|h| h.line).collect::<Vec<_>>(), [8], "{hits:?}");
         // A different error thrown (`throw new X`) or a block that still
         // throws elsewhere is not reported.
         let still = head.replace("report(err)", "throw wrap(err)");
         assert!(
             SwallowedException
-                .check_with_head(&d, Lang::JavaScript, Some(&still))
+                .check_with_head(&d, Family::JavaScript, Some(&still))
                 .is_empty()
         );
         // Without the head file nothing is claimed.
-        assert!(SwallowedException.check(&d, Lang::JavaScript).is_empty());
+        assert!(SwallowedException.check(&d, Family::JavaScript).is_empty());
     }
 
     /// `d` with every line number moved down by `by`.

@@ -13,7 +13,7 @@ use regex::Regex;
 
 use super::scope::{Block, enclosing_braces, enclosing_def, lines_of};
 use super::{Hit, Rule, RuleMeta, removed_with_anchor};
-use crate::lang::Lang;
+use crate::lang::Family;
 
 pub struct ReceiverReturnRemoved;
 
@@ -44,15 +44,15 @@ impl Rule for ReceiverReturnRemoved {
     fn meta(&self) -> &'static RuleMeta {
         &META
     }
-    fn check(&self, _file: &FileDiff, _lang: Lang) -> Vec<Hit> {
+    fn check(&self, _file: &FileDiff, _lang: Family) -> Vec<Hit> {
         // Without the head file the method's remaining body is unknown.
         vec![]
     }
-    fn check_with_head(&self, file: &FileDiff, lang: Lang, head: Option<&str>) -> Vec<Hit> {
+    fn check_with_head(&self, file: &FileDiff, lang: Family, head: Option<&str>) -> Vec<Hit> {
         let Some(head) = head else { return vec![] };
         let pattern: &Regex = match lang {
-            Lang::JavaScript => &RETURN_THIS,
-            Lang::Python => &RETURN_SELF,
+            Family::JavaScript => &RETURN_THIS,
+            Family::Python => &RETURN_SELF,
             // Java and Rust: a method that stops returning fails to compile.
             _ => return vec![],
         };
@@ -98,8 +98,8 @@ impl Rule for ReceiverReturnRemoved {
 /// The method the removed line was in: for brace languages the innermost
 /// block around the removal, which must be a function's body; for Python
 /// the `def` above the line before the removal.
-fn method_around(head: &str, anchor: u32, lang: Lang) -> Option<Block> {
-    if lang == Lang::Python {
+fn method_around(head: &str, anchor: u32, lang: Family) -> Option<Block> {
+    if lang == Family::Python {
         // The line after the removal may already be the next `def`; the
         // line before it is then the method's own last line.
         return [anchor, anchor.saturating_sub(1).max(1)]
@@ -118,7 +118,7 @@ mod tests {
     use crate::rules::testutil::diff;
 
     fn hits(path: &str, lines: &[&str], head: &str) -> Vec<u32> {
-        let lang = Lang::of(path);
+        let lang = Family::of(path);
         ReceiverReturnRemoved
             .check_with_head(&diff(path, lines), lang, Some(head))
             .into_iter()
@@ -192,6 +192,10 @@ mod tests {
         let head = "class Builder:\n    def add(self, x):\n        self.items.append(validate(x))\n\n    def build(self):\n        return list(self.items)\n";
         assert_eq!(hits("b.py", &d, head), [3]);
         // Without the head file the rule says nothing.
-        assert!(ReceiverReturnRemoved.check(&diff("b.py", &d), Lang::Python).is_empty());
+        assert!(
+            ReceiverReturnRemoved
+                .check(&diff("b.py", &d), Family::Python)
+                .is_empty()
+        );
     }
 }

@@ -7,7 +7,7 @@ use quorum_core::{Category, FileDiff, Severity};
 use regex::Regex;
 
 use super::{Hit, Rule, RuleMeta, added_lines};
-use crate::lang::{Lang, strip_comment};
+use crate::lang::{Family, strip_comment};
 
 /// SQL text assembled with f-strings, `%`, `.format()` or `+` instead of bound
 /// parameters.
@@ -43,7 +43,7 @@ impl Rule for SqlStringBuilding {
     fn meta(&self) -> &'static RuleMeta {
         &SQL_META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
         // A test builds its queries from its own constants; no outside
         // input reaches them.
         if crate::lang::is_test_path(&file.path) {
@@ -90,13 +90,13 @@ impl Rule for ShellInjection {
     fn meta(&self) -> &'static RuleMeta {
         &SHELL_META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
         added_lines(file)
             .filter(|(_, t)| {
                 let t = strip_comment(t, lang);
                 (SHELL_TRUE.is_match(t) && INTERPOLATED.is_match(t))
                     || OS_SYSTEM.is_match(t)
-                    || (lang == Lang::JavaScript
+                    || (lang == Family::JavaScript
                         && (JS_EXEC.is_match(t) || (JS_SHELL_TRUE.is_match(t) && JS_INTERPOLATED.is_match(t))))
             })
             .map(|(n, t)| Hit::at(n, t))
@@ -125,8 +125,8 @@ impl Rule for DynamicEval {
     fn meta(&self) -> &'static RuleMeta {
         &EVAL_META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
-        if !matches!(lang, Lang::Python | Lang::JavaScript) {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
+        if !matches!(lang, Family::Python | Family::JavaScript) {
             return vec![];
         }
         added_lines(file)
@@ -145,7 +145,7 @@ mod tests {
     use crate::rules::testutil::diff;
 
     fn hits(rule: &dyn Rule, path: &str, lines: &[&str]) -> Vec<u32> {
-        rule.check(&diff(path, lines), Lang::of(path))
+        rule.check(&diff(path, lines), Family::of(path))
             .into_iter()
             .map(|h| h.line)
             .collect()

@@ -10,7 +10,7 @@ use quorum_core::{Category, FileDiff, Hunk, LineKind, Severity};
 use regex::Regex;
 
 use super::{Hit, Rule, RuleMeta, similar_pairs};
-use crate::lang::Lang;
+use crate::lang::Family;
 
 /// Comparison operators and their negation.
 const NEGATION: [(&str, &str); 6] = [
@@ -91,7 +91,7 @@ impl Rule for ConditionChanged {
     fn meta(&self) -> &'static RuleMeta {
         &INVERTED_META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
         if !lang.is_code() {
             return vec![];
         }
@@ -315,8 +315,8 @@ static TOKEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+|!=|==|<=|>=|\S
 
 /// Whether `new` is `old` with exactly one negation (`not` in Python, `!`
 /// elsewhere) inserted or removed, every other token the same.
-fn negation_toggled(old: &str, new: &str, lang: Lang) -> bool {
-    let neg = if lang == Lang::Python { "not" } else { "!" };
+fn negation_toggled(old: &str, new: &str, lang: Family) -> bool {
+    let neg = if lang == Family::Python { "not" } else { "!" };
     let tokens = |s: &str| TOKEN.find_iter(s).map(|m| m.as_str().to_string()).collect::<Vec<_>>();
     let (a, b) = (tokens(old), tokens(new));
     let one_more = |long: &[String], short: &[String]| {
@@ -327,8 +327,8 @@ fn negation_toggled(old: &str, new: &str, lang: Lang) -> bool {
 }
 
 /// The language's logical connectors: (and, or).
-fn connectors(lang: Lang) -> (&'static str, &'static str) {
-    if lang == Lang::Python {
+fn connectors(lang: Family) -> (&'static str, &'static str) {
+    if lang == Family::Python {
         ("and", "or")
     } else {
         ("&&", "||")
@@ -340,12 +340,12 @@ static LOGIC_TOKEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+|&&|\|\||
 /// A guard's condition as a chain of one connector at the top level: the
 /// connector and the operands (tokens joined by single spaces). `None` when
 /// both connectors are mixed there or there is no connector at all.
-fn chain(line: &str, lang: Lang) -> Option<(String, Vec<String>)> {
+fn chain(line: &str, lang: Family) -> Option<(String, Vec<String>)> {
     let (and, or) = connectors(lang);
     let t = line.trim();
     // The condition: inside the guard's parentheses, or (Python) between
     // the keyword and the colon.
-    let cond = if lang == Lang::Python {
+    let cond = if lang == Family::Python {
         let rest = ["if ", "elif ", "while ", "return ", "assert "]
             .iter()
             .find_map(|k| t.strip_prefix(k))?;
@@ -402,8 +402,8 @@ fn chain(line: &str, lang: Lang) -> Option<(String, Vec<String>)> {
 /// Whether `new` is `old`'s chain of one connector (`a || b || !c`) with the
 /// operands in any order and exactly one of them negated or un-negated
 /// (`c || b || a`): a reorder that also lost (or gained) a negation.
-fn chain_negation_toggled(old: &str, new: &str, lang: Lang) -> bool {
-    let neg = if lang == Lang::Python { "not " } else { "! " };
+fn chain_negation_toggled(old: &str, new: &str, lang: Family) -> bool {
+    let neg = if lang == Family::Python { "not " } else { "! " };
     let (Some((ca, a)), Some((cb, b))) = (chain(old, lang), chain(new, lang)) else {
         return false;
     };
@@ -428,7 +428,7 @@ fn chain_negation_toggled(old: &str, new: &str, lang: Lang) -> bool {
 /// Whether `new` is `old` with its logical connectors replaced by the other
 /// (`&&` → `||` or `||` → `&&`, one or all in the same direction; `and` ↔
 /// `or` in Python), every other token the same.
-fn connector_swapped(old: &str, new: &str, lang: Lang) -> bool {
+fn connector_swapped(old: &str, new: &str, lang: Family) -> bool {
     let (and, or) = connectors(lang);
     let tokens = |s: &str| {
         LOGIC_TOKEN
@@ -471,8 +471,8 @@ impl Rule for OverflowNowWraps {
     fn meta(&self) -> &'static RuleMeta {
         &WRAP_META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
-        if lang != Lang::Rust {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
+        if lang != Family::Rust {
             return vec![];
         }
         let mut hits = Vec::new();
@@ -541,7 +541,7 @@ impl Rule for OffsetShift {
     fn meta(&self) -> &'static RuleMeta {
         &OFFSET_META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
         if !lang.is_code() {
             return vec![];
         }
@@ -575,7 +575,7 @@ mod tests {
     use crate::rules::testutil::diff;
 
     fn hits(rule: &dyn Rule, l: &[&str]) -> Vec<Hit> {
-        rule.check(&diff("c.py", l), Lang::Python)
+        rule.check(&diff("c.py", l), Family::Python)
     }
 
     #[test]
@@ -624,7 +624,7 @@ mod tests {
         );
         let js = ConditionChanged.check(
             &diff("a.js", &["-  if (user.isAdmin()) {", "+  if (!user.isAdmin()) {"]),
-            Lang::JavaScript,
+            Family::JavaScript,
         );
         assert_eq!(js.len(), 1);
         // A negation plus another change is a different condition.
@@ -637,7 +637,7 @@ mod tests {
 
     #[test]
     fn a_reordered_chain_that_lost_or_gained_a_negation() {
-        let js = |l: &[&str]| ConditionChanged.check(&diff("a.ts", l), Lang::JavaScript);
+        let js = |l: &[&str]| ConditionChanged.check(&diff("a.ts", l), Family::JavaScript);
         let h = js(&[
             "-  if (cache.stale(key) || closing || !enabled(key)) return fallback",
             "+  if (enabled(key) || closing || cache.stale(key)) return fallback",
@@ -713,7 +713,11 @@ mod tests {
             "+  }",
             "+  run(user);",
         ];
-        assert!(ConditionChanged.check(&diff("a.js", &js), Lang::JavaScript).is_empty());
+        assert!(
+            ConditionChanged
+                .check(&diff("a.js", &js), Family::JavaScript)
+                .is_empty()
+        );
         // The same inversion without the else branch moving is still flagged,
         // and so is one whose early exit is not what the else branch did.
         let flipped = [
@@ -789,7 +793,7 @@ mod tests {
 
     #[test]
     fn a_logical_connector_swapped_with_the_same_operands() {
-        let js = |l: &[&str]| ConditionChanged.check(&diff("a.js", l), Lang::JavaScript);
+        let js = |l: &[&str]| ConditionChanged.check(&diff("a.js", l), Family::JavaScript);
         assert_eq!(
             js(&[
                 "-  const ok = isReady(a) || isCached(a);",
@@ -825,7 +829,7 @@ mod tests {
             "-        }",
             "+        value = value.wrapping_mul(10).wrapping_add(d);",
         ];
-        let h = OverflowNowWraps.check(&diff("src/parse.rs", &lines), Lang::Rust);
+        let h = OverflowNowWraps.check(&diff("src/parse.rs", &lines), Family::Rust);
         assert_eq!(h.iter().map(|h| h.line).collect::<Vec<_>>(), vec![1]);
         // Another receiver's checked op does not count.
         let other = [
@@ -835,14 +839,14 @@ mod tests {
         ];
         assert!(
             OverflowNowWraps
-                .check(&diff("src/parse.rs", &other), Lang::Rust)
+                .check(&diff("src/parse.rs", &other), Family::Rust)
                 .is_empty()
         );
     }
 
     #[test]
     fn checked_arithmetic_replaced_by_wrapping() {
-        let rs = |l: &[&str]| OverflowNowWraps.check(&diff("src/n.rs", l), Lang::Rust);
+        let rs = |l: &[&str]| OverflowNowWraps.check(&diff("src/n.rs", l), Family::Rust);
         assert_eq!(
             rs(&[
                 "-        value = value.checked_mul(10).ok_or(Error::Overflow)?;",
@@ -877,7 +881,7 @@ mod tests {
             OverflowNowWraps
                 .check(
                     &diff("a.py", &["-    x = a.checked_add(b)", "+    x = a.wrapping_add(b)"]),
-                    Lang::Python
+                    Family::Python
                 )
                 .is_empty()
         );
@@ -891,7 +895,7 @@ mod moved_lines {
 
     fn lines(path: &str, l: &[&str]) -> Vec<u32> {
         ConditionChanged
-            .check(&diff(path, l), Lang::of(path))
+            .check(&diff(path, l), Family::of(path))
             .iter()
             .map(|h| h.line)
             .collect()
@@ -1010,7 +1014,7 @@ impl Rule for IndexPastEnd {
     fn meta(&self) -> &'static RuleMeta {
         &PAST_END_META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
         if !lang.is_code() {
             return vec![];
         }
@@ -1038,7 +1042,7 @@ mod past_end {
 
     fn lines(path: &str, l: &[&str]) -> Vec<u32> {
         IndexPastEnd
-            .check(&diff(path, l), Lang::of(path))
+            .check(&diff(path, l), Family::of(path))
             .iter()
             .map(|h| h.line)
             .collect()

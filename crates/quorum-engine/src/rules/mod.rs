@@ -20,7 +20,7 @@ use quorum_core::{AgentRole, Category, Evidence, FileDiff, Finding, Hunk, LineKi
 use std::collections::BTreeMap;
 
 use crate::documentation::documentation_lines;
-use crate::lang::Lang;
+use crate::lang::Family;
 
 /// What a rule is, independent of where it fires.
 #[derive(Debug, Clone, Copy)]
@@ -63,12 +63,12 @@ impl Hit {
 /// A deterministic check over one file's diff.
 pub trait Rule: Sync {
     fn meta(&self) -> &'static RuleMeta;
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit>;
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit>;
     /// The same check with the file's head content, for rules that must see
     /// the block a hunk sits in (a `catch` whose opening line is outside
     /// the hunk). `head` is `None` when it could not be read; the default
     /// ignores it.
-    fn check_with_head(&self, file: &FileDiff, lang: Lang, head: Option<&str>) -> Vec<Hit> {
+    fn check_with_head(&self, file: &FileDiff, lang: Family, head: Option<&str>) -> Vec<Hit> {
         let _ = head;
         self.check(file, lang)
     }
@@ -85,7 +85,7 @@ pub fn run_rules(
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     for file in diffs {
-        let lang = Lang::of(&file.path);
+        let lang = Family::of(&file.path);
         if file.binary || !lang.is_code() {
             continue;
         }

@@ -6,7 +6,7 @@ use quorum_core::{Category, FileDiff, Severity};
 use regex::Regex;
 
 use super::{Hit, Rule, RuleMeta, new_side};
-use crate::lang::{Lang, strip_comment};
+use crate::lang::{Family, strip_comment};
 
 /// An HTTP call that can wait forever.
 pub struct MissingTimeout;
@@ -29,8 +29,8 @@ impl Rule for MissingTimeout {
     fn meta(&self) -> &'static RuleMeta {
         &META
     }
-    fn check(&self, file: &FileDiff, lang: Lang) -> Vec<Hit> {
-        if lang != Lang::Python {
+    fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
+        if lang != Family::Python {
             return vec![];
         }
         let mut hits = Vec::new();
@@ -143,7 +143,7 @@ mod tests {
 
     fn lines(l: &[&str]) -> Vec<u32> {
         MissingTimeout
-            .check(&diff("c.py", l), Lang::Python)
+            .check(&diff("c.py", l), Family::Python)
             .into_iter()
             .map(|h| h.line)
             .collect()
@@ -182,7 +182,7 @@ mod tests {
         assert!(lines(&["+r = requests.get(", "+    url,"]).is_empty());
         assert!(
             MissingTimeout
-                .check(&diff("c.js", &["+requests.get(url)"]), Lang::JavaScript)
+                .check(&diff("c.js", &["+requests.get(url)"]), Family::JavaScript)
                 .is_empty()
         );
     }

@@ -3,7 +3,7 @@
 use quorum_core::{Category, FileDiff, Severity};
 
 use super::{Hit, RuleMeta};
-use crate::lang::{Lang, is_test_path};
+use crate::lang::{Family, is_test_path};
 
 static META: RuleMeta = RuleMeta {
     id: "untested-change",
@@ -28,7 +28,7 @@ pub fn check_change(diffs: &[FileDiff]) -> Vec<(String, Hit)> {
     }
     let mut out = Vec::new();
     for d in diffs {
-        let lang = Lang::of(&d.path);
+        let lang = Family::of(&d.path);
         if !lang.is_code() || d.binary {
             continue;
         }

@@ -11,14 +11,8 @@ use super::{
 use crate::lang::Lang;
 
 pub(super) fn extract(lang: Lang, root: Node<'_>, src: &[u8], facts: &mut FileFacts) {
-    let test_file = match lang {
-        Lang::Go => facts.path.ends_with("_test.go"),
-        Lang::JavaScript | Lang::TypeScript | Lang::Tsx => {
-            let p = &facts.path;
-            p.contains(".test.") || p.contains(".spec.") || p.contains("__tests__/")
-        }
-        _ => false,
-    };
+    // Only Go's walker reads it: a Go `TestX` is a test only in a test file.
+    let test_file = crate::lang::is_test_path(&facts.path);
     let mut w = Walker {
         lang,
         src,

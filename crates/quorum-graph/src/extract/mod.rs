@@ -256,7 +256,7 @@ pub fn extract(path: &str, lang: Lang, src: &str) -> FileFacts {
 pub fn parse(lang: Lang, src: &str) -> tree_sitter::Tree {
     let mut parser = tree_sitter::Parser::new();
     parser
-        .set_language(&lang.grammar())
+        .set_language(&crate::lang::grammar(lang))
         .expect("grammar ABI is checked by a unit test");
     parser
         .parse(src, None)

@@ -9,15 +9,9 @@ use super::{
 };
 
 pub(super) fn extract(root: Node<'_>, src: &[u8], facts: &mut FileFacts) {
-    let test_file = is_test_path(&facts.path);
+    let test_file = crate::lang::is_test_path(&facts.path);
     let mut w = Walker { src, facts, test_file };
     w.visit_children(root, None);
-}
-
-/// pytest's default collection: `test_*.py`, `*_test.py`, or anything under a `tests/` directory.
-fn is_test_path(path: &str) -> bool {
-    let file = path.rsplit('/').next().unwrap_or(path);
-    file.starts_with("test_") || file.ends_with("_test.py") || path.split('/').any(|c| c == "tests" || c == "test")
 }
 
 struct Walker<'s, 'f> {

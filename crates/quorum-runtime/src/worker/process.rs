@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, info_span, warn};
 
+use quorum_core::backoff::Backoff;
 use quorum_events::{Topic, headers};
 
 use super::{Delivery, Handler, WorkerSpec};
@@ -131,7 +132,9 @@ impl Processor {
             .cloned();
         let (msg, label) = if retryable && delivery.attempt < self.config.max_attempts {
             warn!(error = %error, attempt = delivery.attempt, "handler failed; will retry");
-            let backoff = self.config.retry_backoff * delivery.attempt + jitter(self.config.retry_backoff);
+            // `attempt` counts from 1: the first retry waits up to one base.
+            let backoff = Backoff::new(self.config.retry_backoff, MAX_RETRY_BACKOFF)
+                .delay(delivery.attempt.saturating_sub(1), fastrand::f64());
             tokio::time::sleep(backoff).await;
             let mut h: Vec<(String, Vec<u8>)> = base.collect();
             h.push((headers::ATTEMPT.into(), (delivery.attempt + 1).to_string().into_bytes()));
@@ -192,10 +195,5 @@ impl Processor {
     }
 }
 
-fn jitter(base: Duration) -> Duration {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    base.mul_f64((nanos % 1000) as f64 / 1000.0)
-}
+/// A retried message holds its partition: never wait longer than this.
+const MAX_RETRY_BACKOFF: Duration = Duration::from_secs(30);
