@@ -11,8 +11,9 @@ use quorum_aggregator::AggregatorConfig;
 use quorum_context::{ContextBuilder, GraphIndex};
 use quorum_core::{AgentRole, PublishMode, Review, RunState};
 use quorum_gateway::GatewayConfig;
+use quorum_publisher::LocalSink;
 use quorum_runtime::{CancellationToken, ServiceContext, ServiceHandle};
-use quorum_scm::{ChangeSource, LocalSink, ReviewSink, TreeSource};
+use quorum_scm::{ChangeSource, ReviewSink, TreeSource};
 use quorum_store::StateStore;
 
 /// What the fleet is started with.

@@ -10,6 +10,10 @@
 //! an inline comment, it moves to the body and the post is retried once — a
 //! comment is never dropped. In draft mode the review is stored, not posted.
 
+mod local_sink;
+
+pub use local_sink::{LocalSink, pr_key};
+
 use std::sync::Arc;
 
 use async_trait::async_trait;

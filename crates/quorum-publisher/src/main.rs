@@ -23,7 +23,7 @@ async fn main() -> anyhow::Result<()> {
     quorum_runtime::serve(&args.common, |boot| async move {
         let sink: Arc<dyn quorum_scm::ReviewSink> = match args.scm.api()? {
             Some(api) => api.sink(),
-            None => Arc::new(quorum_scm::LocalSink::new(boot.store.clone(), args.print)),
+            None => Arc::new(quorum_publisher::LocalSink::new(boot.store.clone(), args.print)),
         };
         anyhow::Ok(quorum_publisher::start(args.common.http_addr, &boot.ctx, boot.store, sink, boot.shutdown).await?)
     })

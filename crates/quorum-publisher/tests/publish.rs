@@ -9,9 +9,10 @@ use quorum_core::{
     Severity, Verdict,
 };
 use quorum_events::{CompletedReview, JudgedFinding, SCHEMA_VERSION};
+use quorum_publisher::LocalSink;
 use quorum_publisher::{Outcome, Publisher};
 use quorum_runtime::Metrics;
-use quorum_scm::{CheckStatus, LocalSink, Posted, ReviewSink, SinkError};
+use quorum_scm::{CheckStatus, Posted, ReviewSink, SinkError};
 use quorum_store::{MemoryStore, StateStore, contract::sample_job};
 
 /// A sink that fails `failures` times, refuses inline comments on `refuse_line`, and records posts.

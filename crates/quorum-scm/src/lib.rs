@@ -3,8 +3,8 @@
 //!   change (F-GW-4). [`LocalGit`] reads a local repository in-process (gitoxide).
 //! - [`ReviewSink`]: the publisher hands it one [`Review`]; only the
 //!   publisher holds a sink, so only the publisher writes to the SCM.
-//!   [`LocalSink`] records fingerprints in the run store and prints Markdown
-//!   when asked; the publisher stores the review itself, whatever the sink.
+//!   The local sink (no SCM: fingerprints in the run store) is the
+//!   publisher's own (`quorum_publisher::LocalSink`).
 //!
 //! - [`TreeSource`]: read-only access to a repository's files at a commit.
 //!
@@ -27,7 +27,7 @@ pub use git::{LocalGit, LocalRepos, validate_ref};
 pub use gix_diff::unified_patch;
 pub use quorum_core::is_commit_id;
 pub use scm::{ScmApi, ScmArgs};
-pub use sink::{CheckStatus, LocalSink, Posted, ReviewSink, SinkError};
+pub use sink::{CheckStatus, Posted, ReviewSink, SinkError};
 pub use tree::{MAX_FILE_BYTES, TreeSource, read_dir_tree, validate_path};
 
 use async_trait::async_trait;
