@@ -15,9 +15,8 @@ mod repo;
 
 use std::sync::Arc;
 
-use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, Content, ServerCapabilities, ServerInfo};
+use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde::Deserialize;
@@ -31,7 +30,6 @@ pub const MAX_ANSWER_BYTES: usize = 32 * 1024;
 #[derive(Clone)]
 pub struct QuorumMcp {
     repo: Arc<Repo>,
-    tool_router: ToolRouter<QuorumMcp>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -59,10 +57,8 @@ pub struct SnippetArgs {
 #[tool_router]
 impl QuorumMcp {
     pub fn new(repo: Repo) -> Self {
-        QuorumMcp {
-            repo: Arc::new(repo),
-            tool_router: Self::tool_router(),
-        }
+        // `#[tool_handler]` builds the router from `Self::tool_router()`.
+        QuorumMcp { repo: Arc::new(repo) }
     }
 
     #[tool(
@@ -107,8 +103,8 @@ impl QuorumMcp {
             f(&self.repo)
         };
         match result {
-            Ok(text) => CallToolResult::success(vec![Content::text(bounded(text))]),
-            Err(message) => CallToolResult::error(vec![Content::text(message)]),
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(bounded(text))]),
+            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
         }
     }
 }
@@ -138,17 +134,15 @@ fn bounded(mut text: String) -> String {
 
 #[tool_handler]
 impl ServerHandler for QuorumMcp {
-    fn get_info(&self) -> ServerInfo {
-        let mut info = ServerInfo::default();
-        info.capabilities = ServerCapabilities::builder().enable_tools().build();
-        info.instructions = Some(format!(
+    fn get_info(&self) -> ServerConfig {
+        let commit = self.repo.commit.as_deref().map(|c| format!(", commit {}", &c[..c.len().min(12)]));
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(format!(
             "Quorum's code graph of `{}` ({} files{}). Pass repo=\"{}\" to every tool. Read-only.",
             self.repo.name,
             self.repo.file_count(),
-            self.repo.commit.as_deref().map(|c| format!(", commit {}", &c[..c.len().min(12)])).unwrap_or_default(),
+            commit.unwrap_or_default(),
             self.repo.name,
-        ));
-        info
+        ))
     }
 }
 
