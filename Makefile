@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo docs-check test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: run demo docs-check mcp-check test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -100,7 +100,13 @@ docs-check:
 	python3 docs/check_docs.py
 	python3 -m pytest -q -p no:cacheprovider docs/tests
 
-test: deps-test deps-deploy docs-check lint unit fixture-tests deploy-check eval-check heldout-check
+# The MCP server (`quorum mcp`) driven over stdio by a real MCP client, PyPI's
+# `mcp` (the official Python SDK).
+mcp-check: build
+	@python3 -c "import mcp, pytest" 2>/dev/null || python3 -m pip install -q mcp==2.3.0 pytest
+	QUORUM_BIN=$(BIN)/quorum python3 -m pytest -q -p no:cacheprovider crates/quorum-mcp/tests
+
+test: deps-test deps-deploy docs-check lint unit fixture-tests deploy-check mcp-check eval-check heldout-check
 
 # Other codebases: seeded-bug cases (eval/heldout/<pkg>, each set's README
 # says what it holds) on the released source of packages fetched from their

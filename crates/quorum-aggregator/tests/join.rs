@@ -9,7 +9,8 @@ use quorum_aggregator::{Aggregator, Flush};
 use quorum_core::{AgentRole, AgentStatus, Category, Evidence, Finding, RunState, Severity};
 use quorum_events::{AgentResult, AggregatedReview, Payload, SCHEMA_VERSION, Topic};
 use quorum_runtime::ServiceContext;
-use quorum_store::{MemoryStore, StateStore, contract::sample_job};
+use quorum_store::{MemoryStore, StateStore};
+use quorum_testkit::store_contract::sample_job;
 
 fn finding(agent: AgentRole, line: u32) -> Finding {
     Finding {

@@ -16,6 +16,17 @@ struct Cli {
     command: Command,
 }
 
+/// `quorum mcp`.
+#[derive(clap::Args)]
+struct McpArgs {
+    /// A local checkout (a git repository is read at HEAD; a plain directory as it is).
+    #[arg(long)]
+    repo: std::path::PathBuf,
+    /// The name tools take as `repo` (default: the directory's name).
+    #[arg(long)]
+    name: Option<String>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Review one storefront case end to end on the embedded defaults.
@@ -55,6 +66,8 @@ enum Command {
     Index(quorum_cli::graph_cmd::IndexArgs),
     /// Print the impact report of a local git range.
     Impact(quorum_cli::graph_cmd::ImpactArgs),
+    /// Serve a local checkout's code graph over MCP on stdin/stdout (for an editor's agent).
+    Mcp(McpArgs),
     /// Benchmark the hybrid index on a pip-fetched sdist (Django by default).
     BenchSearch(quorum_cli::bench_search::BenchSearchArgs),
     /// Hybrid search (dense + BM25, fused by RRF) over a directory's code or docs, indexing it first.
@@ -233,6 +246,26 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Index(args) => quorum_cli::graph_cmd::index(args).await?,
         Command::Impact(args) => quorum_cli::graph_cmd::impact_cmd(args).await?,
+        Command::Mcp(args) => {
+            // stdout is the protocol: logs (warnings only) go to stderr.
+            quiet_logs();
+            let name = match args.name {
+                Some(n) => n,
+                None => args
+                    .repo
+                    .canonicalize()
+                    .with_context(|| format!("{}", args.repo.display()))?
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "repo".into()),
+            };
+            let repo = quorum_mcp::Repo::load(&name, &args.repo).await?;
+            eprintln!(
+                "quorum mcp: serving `{name}` ({} files) on stdio",
+                repo.file_count()
+            );
+            quorum_mcp::serve_stdio(repo).await?;
+        }
         Command::BenchSearch(args) => {
             quiet_logs();
             let out = args.out.clone();

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use quorum_context::GraphIndex;
 use quorum_context::tools::{JobTools, ToolFailure};
 use quorum_scm::{LocalGit, LocalRepos};
-use quorum_store::{MemoryStore, StateStore, contract::sample_job};
+use quorum_store::{MemoryStore, StateStore};
+use quorum_testkit::store_contract::sample_job;
 use quorum_testkit::git;
 
 #[tokio::test]

@@ -13,7 +13,8 @@ use quorum_events::{DraftDecided, DraftDecision, IndexRequested, Payload, Review
 use quorum_gateway::{GatewayConfig, start};
 use quorum_runtime::{CancellationToken, ServiceContext};
 use quorum_scm::{LocalGit, LocalRepos};
-use quorum_store::{MemoryStore, StateStore, contract::sample_job};
+use quorum_store::{MemoryStore, StateStore};
+use quorum_testkit::store_contract::sample_job;
 
 const TOKEN: &str = "op-token-123";
 

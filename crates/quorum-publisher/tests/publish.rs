@@ -13,7 +13,8 @@ use quorum_publisher::LocalSink;
 use quorum_publisher::{Outcome, Publisher};
 use quorum_runtime::Metrics;
 use quorum_scm::{CheckStatus, Posted, ReviewSink, SinkError};
-use quorum_store::{MemoryStore, StateStore, contract::sample_job};
+use quorum_store::{MemoryStore, StateStore};
+use quorum_testkit::store_contract::sample_job;
 
 /// A sink that fails `failures` times, refuses inline comments on `refuse_line`, and records posts.
 #[derive(Default)]

@@ -5,9 +5,8 @@
 //! atomic set-if-absent, so two replicas racing on the same job agree on one
 //! winner. [`RedisStore`] is the real implementation; [`MemoryStore`] is the
 //! embedded default (per process), and both pass one contract suite
-//! ([`contract`]).
+//! (`quorum_testkit::store_contract`).
 
-pub mod contract;
 mod memory;
 mod model;
 mod redis_store;

@@ -266,21 +266,3 @@ impl StateStore for MemoryStore {
         self.with(|s| s.branch_graphs.get(&(repo.to_string(), branch.to_string())).cloned())
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn memory_store_passes_the_contract() {
-        crate::contract::run_all(&MemoryStore::new()).await;
-    }
-}
-
-#[cfg(test)]
-mod race_tests {
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn concurrent_claims_have_one_winner() {
-        crate::contract::concurrent_dedupe(std::sync::Arc::new(super::MemoryStore::new())).await;
-    }
-}

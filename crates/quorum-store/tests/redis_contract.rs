@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use quorum_store::{RedisStore, StateStore, contract};
+use quorum_store::{RedisStore, StateStore};
+use quorum_testkit::store_contract as contract;
 use quorum_testkit::RedisServer;
 
 #[tokio::test]

@@ -111,3 +111,4 @@ pub mod github;
 pub mod gitlab;
 pub mod openapi;
 pub mod scripted_model;
+pub mod store_contract;

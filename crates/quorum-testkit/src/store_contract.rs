@@ -1,13 +1,14 @@
-//! The contract every [`StateStore`] must satisfy. Run against the in-memory
-//! store in unit tests and against a real `redis-server` in
-//! `tests/redis_contract.rs`; a divergence between the two is a bug.
+//! The contract every `quorum_store::StateStore` must satisfy. Run against
+//! the in-memory store and against a real `redis-server` (the store crate's
+//! `tests/`); a divergence between the two is a bug. It lives here, in the
+//! test kit, so it is not compiled into the production library.
 
 use std::sync::Arc;
 
 use quorum_core::{AgentRole, AgentStatus, JobPolicy, Provider, RepoRef, ReviewRequest, RunState};
 use quorum_events::{AgentResult, SCHEMA_VERSION};
 
-use crate::{Claim, JobRecord, StateStore};
+use quorum_store::{Claim, JobRecord, StateStore};
 
 /// A job record for contract tests.
 pub fn sample_job(job_id: &str, created_ms: u64) -> JobRecord {

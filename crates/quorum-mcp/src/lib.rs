@@ -1,0 +1,203 @@
+//! Quorum over MCP (F-UI-2): the code graph of a local checkout, for any
+//! editor's agent (Claude Code, Cursor, VS Code, the MCP inspector), on the
+//! official Rust SDK (`rmcp`). Every tool is read-only and answers about the
+//! one repository the server was started on; every result is bounded; every
+//! refusal (an unknown repository or symbol, a path outside the repository,
+//! a bad range) is a *tool* error with a message the agent can act on,
+//! never a protocol error or a crash.
+//!
+//! Built today: stdio, `get_callers`, `find_tests`, `read_snippet`. Not yet
+//! (see the README's status): the streamable-HTTP mount on the gateway,
+//! `impact`, `search_code`/`search_docs`, `past_reviews`, `review_diff` and
+//! the prompts.
+
+mod repo;
+
+use std::sync::Arc;
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
+use rmcp::schemars::{self, JsonSchema};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use serde::Deserialize;
+
+pub use repo::{LoadError, Repo};
+
+/// Most bytes of one tool answer; a longer one is cut and says so.
+pub const MAX_ANSWER_BYTES: usize = 32 * 1024;
+
+/// The MCP server over one loaded repository.
+#[derive(Clone)]
+pub struct QuorumMcp {
+    repo: Arc<Repo>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SymbolArgs {
+    /// The repository, as the server names it (see the server instructions).
+    pub repo: String,
+    /// A qualified name (`pkg.module.func`, `Class.method`) or a unique bare name.
+    pub symbol: String,
+    /// Reverse call-graph depth, 1-3 (get_callers only; default 2).
+    #[serde(default)]
+    pub hops: Option<u8>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SnippetArgs {
+    pub repo: String,
+    /// A relative path inside the repository.
+    pub path: String,
+    /// First line, 1-based.
+    pub start: u32,
+    /// Last line, inclusive (at most 400 lines per call).
+    pub end: u32,
+}
+
+#[tool_router]
+impl QuorumMcp {
+    pub fn new(repo: Repo) -> Self {
+        // `#[tool_handler]` builds the router from `Self::tool_router()`.
+        QuorumMcp { repo: Arc::new(repo) }
+    }
+
+    #[tool(
+        description = "Who calls a symbol (reverse call graph, 1-3 hops) and what it calls. Use before changing a function's signature or behaviour."
+    )]
+    fn get_callers(&self, Parameters(a): Parameters<SymbolArgs>) -> Result<CallToolResult, ErrorData> {
+        Ok(self.answer(&a.repo, |r| {
+            let symbol = nonempty(&a.symbol)?;
+            let found = quorum_graph::tools::get_callers(&r.graph, symbol, a.hops.unwrap_or(2))
+                .map_err(|e| e.to_string())?;
+            serde_json::to_string_pretty(&found).map_err(|e| e.to_string())
+        }))
+    }
+
+    #[tool(description = "The tests that reach a symbol through the call graph (up to 3 hops).")]
+    fn find_tests(&self, Parameters(a): Parameters<SymbolArgs>) -> Result<CallToolResult, ErrorData> {
+        Ok(self.answer(&a.repo, |r| {
+            let symbol = nonempty(&a.symbol)?;
+            let tests = quorum_graph::tools::find_tests(&r.graph, symbol).map_err(|e| e.to_string())?;
+            serde_json::to_string_pretty(&tests).map_err(|e| e.to_string())
+        }))
+    }
+
+    #[tool(description = "Lines start..end of a file in the repository, numbered (at most 400 lines).")]
+    fn read_snippet(&self, Parameters(a): Parameters<SnippetArgs>) -> Result<CallToolResult, ErrorData> {
+        Ok(self.answer(&a.repo, |r| {
+            quorum_graph::tools::read_snippet(r, &a.path, a.start, a.end).map_err(|e| e.to_string())
+        }))
+    }
+}
+
+impl QuorumMcp {
+    /// Runs `f` on the repository named `repo`, as a tool result: its text,
+    /// cut to [`MAX_ANSWER_BYTES`], or its refusal as a tool error.
+    fn answer(&self, repo: &str, f: impl FnOnce(&Repo) -> Result<String, String>) -> CallToolResult {
+        let result = if repo != self.repo.name {
+            Err(format!(
+                "unknown repo `{repo}`: this server answers about `{}` only",
+                self.repo.name
+            ))
+        } else {
+            f(&self.repo)
+        };
+        match result {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(bounded(text))]),
+            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+        }
+    }
+}
+
+fn nonempty(symbol: &str) -> Result<&str, String> {
+    let s = symbol.trim();
+    if s.is_empty() {
+        return Err("`symbol` is empty: give a qualified name such as `pkg.module.func`".into());
+    }
+    Ok(s)
+}
+
+/// `text` cut at a character boundary under the cap, with how much was cut.
+fn bounded(mut text: String) -> String {
+    if text.len() <= MAX_ANSWER_BYTES {
+        return text;
+    }
+    let total = text.len();
+    let mut cut = MAX_ANSWER_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    text.push_str(&format!("\n… truncated: {} of {total} bytes not shown", total - cut));
+    text
+}
+
+#[tool_handler]
+impl ServerHandler for QuorumMcp {
+    fn get_info(&self) -> ServerConfig {
+        let commit = self.repo.commit.as_deref().map(|c| format!(", commit {}", &c[..c.len().min(12)]));
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(format!(
+            "Quorum's code graph of `{}` ({} files{}). Pass repo=\"{}\" to every tool. Read-only.",
+            self.repo.name,
+            self.repo.file_count(),
+            commit.unwrap_or_default(),
+            self.repo.name,
+        ))
+    }
+}
+
+/// Why the server stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("the MCP session could not start: {0}")]
+    Start(String),
+    #[error("the MCP session ended with an error: {0}")]
+    Session(String),
+}
+
+/// Serves `repo` on stdin/stdout until the client disconnects. Logs must go
+/// to stderr: stdout is the protocol.
+pub async fn serve_stdio(repo: Repo) -> Result<(), ServeError> {
+    let running = QuorumMcp::new(repo)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| ServeError::Start(e.to_string()))?;
+    running.waiting().await.map_err(|e| ServeError::Session(e.to_string()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_answer_is_cut_at_a_character_boundary_and_says_how_much() {
+        let text = "é".repeat(MAX_ANSWER_BYTES); // two bytes each
+        let cut = bounded(text);
+        assert!(cut.len() < MAX_ANSWER_BYTES + 80);
+        assert!(cut.contains(&format!("truncated: {} of {} bytes", MAX_ANSWER_BYTES, 2 * MAX_ANSWER_BYTES)), "{}", &cut[cut.len() - 60..]);
+        assert_eq!(bounded("short".into()), "short");
+    }
+
+    #[tokio::test]
+    async fn refusals_are_tool_errors_that_say_what_to_do() {
+        let repo = Repo::from_files(
+            "acme/shop",
+            None,
+            vec![("shop/tax.py".into(), "def rate():\n    return 1\n\ndef total():\n    return rate()\n".into())],
+        )
+        .await
+        .unwrap();
+        let server = QuorumMcp::new(repo);
+        let text = |r: &CallToolResult| serde_json::to_string(&r.content).unwrap();
+        let ok = server.answer("acme/shop", |r| {
+            quorum_graph::tools::get_callers(&r.graph, "rate", 1).map(|a| a.callers.len().to_string()).map_err(|e| e.to_string())
+        });
+        assert_eq!(ok.is_error, Some(false), "{}", text(&ok));
+        assert!(text(&ok).contains('1'), "one caller: {}", text(&ok));
+        let other = server.answer("acme/other", |_| Ok(String::new()));
+        assert_eq!(other.is_error, Some(true));
+        assert!(text(&other).contains("answers about `acme/shop` only"), "{}", text(&other));
+        assert!(nonempty("  ").unwrap_err().contains("`symbol` is empty"));
+    }
+}

@@ -1,0 +1,97 @@
+//! One repository the server answers about: a local checkout read once
+//! (its files at HEAD when it is a git repository, else the directory) and
+//! its code graph built from them.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use quorum_graph::Graph;
+use quorum_graph::tools::SourceTree;
+use quorum_scm::{LocalGit, TreeSource, read_dir_tree};
+
+/// Why a checkout could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{0} is not a directory")]
+    NotADirectory(String),
+    #[error("reading {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("reading the git repository at {path}: {source}")]
+    Git {
+        path: String,
+        #[source]
+        source: quorum_scm::ScmError,
+    },
+    #[error("the graph build panicked on this checkout's source: {0}")]
+    Panicked(String),
+}
+
+/// A loaded checkout: its name as tools take it, files and graph.
+pub struct Repo {
+    pub name: String,
+    /// The commit read, when the checkout is a git repository.
+    pub commit: Option<String>,
+    files: HashMap<String, String>,
+    pub graph: Arc<Graph>,
+}
+
+impl Repo {
+    /// Reads `dir` (HEAD's tree when it is a git repository: what is
+    /// committed, not the working copy) and builds its graph on the
+    /// blocking pool. Symlinks and submodules are never followed.
+    pub async fn load(name: &str, dir: &Path) -> Result<Repo, LoadError> {
+        let shown = dir.display().to_string();
+        if !dir.is_dir() {
+            return Err(LoadError::NotADirectory(shown));
+        }
+        let (tree, commit) = if dir.join(".git").exists() {
+            let git_err = |source| LoadError::Git {
+                path: shown.clone(),
+                source,
+            };
+            let git = LocalGit::open(dir).map_err(git_err)?;
+            let commit = git.resolve("HEAD").await.map_err(git_err)?;
+            (git.read_tree("local", &commit).await.map_err(git_err)?, Some(commit))
+        } else {
+            let tree = read_dir_tree(dir).map_err(|source| LoadError::Read {
+                path: shown.clone(),
+                source,
+            })?;
+            (tree, None)
+        };
+        Ok(Repo::from_files(name, commit, tree).await?)
+    }
+
+    /// A repository from its files (tests, and `load`).
+    pub async fn from_files(
+        name: &str,
+        commit: Option<String>,
+        tree: Vec<(String, String)>,
+    ) -> Result<Repo, LoadError> {
+        let for_build = tree.clone();
+        let graph = tokio::task::spawn_blocking(move || quorum_graph::build(for_build.into_iter(), None).0)
+            .await
+            .map_err(|e| LoadError::Panicked(e.to_string()))?;
+        Ok(Repo {
+            name: name.into(),
+            commit,
+            files: tree.into_iter().collect(),
+            graph: Arc::new(graph),
+        })
+    }
+
+    pub fn file_count(&self) -> usize {
+        self.files.len()
+    }
+}
+
+impl SourceTree for Repo {
+    fn read(&self, path: &str) -> Option<String> {
+        self.files.get(path).cloned()
+    }
+}

@@ -1,0 +1,99 @@
+"""Quorum's MCP server driven by a real MCP client: PyPI's `mcp` (the
+official Python SDK, pinned >=2,<3) starting `quorum mcp` over stdio, as an
+editor's agent would. Run by `make mcp-check` (part of `make test`) with
+QUORUM_BIN pointing at the built binary."""
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+ROOT = Path(__file__).resolve().parents[3]
+QUORUM = os.environ.get("QUORUM_BIN", str(ROOT / "target" / "debug" / "quorum"))
+REPO = "storefront"
+
+
+def run(scenario):
+    params = StdioServerParameters(
+        command=QUORUM,
+        args=["mcp", "--repo", str(ROOT / "storefront-fixture"), "--name", REPO],
+        env={"PATH": os.environ.get("PATH", "")},
+    )
+
+    async def go():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await scenario(session)
+
+    return asyncio.run(go())
+
+
+def text(result):
+    return "".join(c.text for c in result.content if c.type == "text")
+
+
+def test_tools_are_listed_with_schemas_and_the_list_stays_small():
+    async def scenario(s):
+        return await s.list_tools()
+
+    tools = run(scenario)
+    names = {t.name for t in tools.tools}
+    assert {"get_callers", "find_tests", "read_snippet"} <= names, names
+    for t in tools.tools:
+        assert t.description, t.name
+        assert "repo" in t.input_schema["properties"], t.name
+    size = len(tools.model_dump_json(by_alias=True, exclude_none=True))
+    assert size < 8 * 1024, f"tools/list is {size} bytes; it eats the agent's context"
+
+
+def test_callers_tests_and_a_snippet_of_the_storefront():
+    async def scenario(s):
+        callers = await s.call_tool("get_callers", {"repo": REPO, "symbol": "shop.auth.hash_password", "hops": 1})
+        tests = await s.call_tool("find_tests", {"repo": REPO, "symbol": "shop.auth.hash_password"})
+        snippet = await s.call_tool("read_snippet", {"repo": REPO, "path": "shop/auth.py", "start": 50, "end": 52})
+        return callers, tests, snippet
+
+    callers, tests, snippet = run(scenario)
+    assert not callers.is_error, text(callers)
+    answer = json.loads(text(callers))
+    assert answer["symbol"] == "shop.auth.hash_password"
+    caller_names = {c["qname"] for c in answer["callers"]}
+    # Read from the fixture itself: set_password and verify_password hash.
+    assert {"shop.auth.set_password", "shop.auth.verify_password"} <= caller_names, caller_names
+    assert not tests.is_error, text(tests)
+    assert any(t.startswith("tests/") or "test" in t for t in json.loads(text(tests))), text(tests)
+    assert not snippet.is_error, text(snippet)
+    assert "50" in text(snippet) and "def hash_password" in text(snippet), text(snippet)
+
+
+def test_bad_input_is_a_tool_error_with_a_message_never_a_crash():
+    async def scenario(s):
+        out = {}
+        out["empty"] = await s.call_tool("get_callers", {"repo": REPO, "symbol": ""})
+        out["unknown_symbol"] = await s.call_tool("find_tests", {"repo": REPO, "symbol": "no.such.thing"})
+        out["unknown_repo"] = await s.call_tool("get_callers", {"repo": "acme/other", "symbol": "x"})
+        out["escape"] = await s.call_tool("read_snippet", {"repo": REPO, "path": "../../etc/passwd", "start": 1, "end": 2})
+        out["absolute"] = await s.call_tool("read_snippet", {"repo": REPO, "path": "/etc/passwd", "start": 1, "end": 2})
+        out["range"] = await s.call_tool("read_snippet", {"repo": REPO, "path": "shop/auth.py", "start": 5, "end": 2})
+        out["hops"] = await s.call_tool("get_callers", {"repo": REPO, "symbol": "shop.auth.hash_password", "hops": 9})
+        # The session still answers after every refusal.
+        out["after"] = await s.call_tool("find_tests", {"repo": REPO, "symbol": "shop.auth.hash_password"})
+        return out
+
+    out = run(scenario)
+    expected = {
+        "empty": "`symbol` is empty",
+        "unknown_symbol": "no symbol `no.such.thing`",
+        "unknown_repo": "unknown repo `acme/other`",
+        "escape": "not a relative path inside the repository",
+        "absolute": "not a relative path inside the repository",
+        "range": "line range 5-2 is invalid",
+        "hops": "hops must be 1-3",
+    }
+    for key, needle in expected.items():
+        assert out[key].is_error, (key, text(out[key]))
+        assert needle in text(out[key]), (key, text(out[key]))
+    assert not out["after"].is_error, text(out["after"])
