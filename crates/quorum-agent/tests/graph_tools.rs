@@ -11,8 +11,8 @@ use quorum_llm::tools::parse_call_text;
 use quorum_llm::{NotIndexed, ToolBox};
 use quorum_scm::{LocalGit, LocalRepos};
 use quorum_store::{MemoryStore, StateStore};
-use quorum_testkit::store_contract::sample_job;
 use quorum_testkit::git;
+use quorum_testkit::store_contract::sample_job;
 
 async fn call(tools: &GraphTools, name: &str, args: &str) -> Result<String, String> {
     let call = parse_call_text(name, args)?;

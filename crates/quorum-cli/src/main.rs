@@ -260,10 +260,7 @@ async fn main() -> anyhow::Result<()> {
                     .unwrap_or_else(|| "repo".into()),
             };
             let repo = quorum_mcp::Repo::load(&name, &args.repo).await?;
-            eprintln!(
-                "quorum mcp: serving `{name}` ({} files) on stdio",
-                repo.file_count()
-            );
+            eprintln!("quorum mcp: serving `{name}` ({} files) on stdio", repo.file_count());
             quorum_mcp::serve_stdio(repo).await?;
         }
         Command::BenchSearch(args) => {

@@ -220,7 +220,6 @@ mod tests {
         );
     }
 
-
     fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |k| vars.iter().find(|(name, _)| *name == k).map(|(_, v)| v.to_string())
     }

@@ -8,8 +8,8 @@ use quorum_context::GraphIndex;
 use quorum_context::tools::{JobTools, ToolFailure};
 use quorum_scm::{LocalGit, LocalRepos};
 use quorum_store::{MemoryStore, StateStore};
-use quorum_testkit::store_contract::sample_job;
 use quorum_testkit::git;
+use quorum_testkit::store_contract::sample_job;
 
 #[tokio::test]
 async fn callers_tests_and_snippets_on_the_pr_head() {

@@ -67,8 +67,8 @@ impl QuorumMcp {
     fn get_callers(&self, Parameters(a): Parameters<SymbolArgs>) -> Result<CallToolResult, ErrorData> {
         Ok(self.answer(&a.repo, |r| {
             let symbol = nonempty(&a.symbol)?;
-            let found = quorum_graph::tools::get_callers(&r.graph, symbol, a.hops.unwrap_or(2))
-                .map_err(|e| e.to_string())?;
+            let found =
+                quorum_graph::tools::get_callers(&r.graph, symbol, a.hops.unwrap_or(2)).map_err(|e| e.to_string())?;
             serde_json::to_string_pretty(&found).map_err(|e| e.to_string())
         }))
     }
@@ -135,7 +135,11 @@ fn bounded(mut text: String) -> String {
 #[tool_handler]
 impl ServerHandler for QuorumMcp {
     fn get_info(&self) -> ServerConfig {
-        let commit = self.repo.commit.as_deref().map(|c| format!(", commit {}", &c[..c.len().min(12)]));
+        let commit = self
+            .repo
+            .commit
+            .as_deref()
+            .map(|c| format!(", commit {}", &c[..c.len().min(12)]));
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(format!(
             "Quorum's code graph of `{}` ({} files{}). Pass repo=\"{}\" to every tool. Read-only.",
             self.repo.name,
@@ -162,7 +166,10 @@ pub async fn serve_stdio(repo: Repo) -> Result<(), ServeError> {
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| ServeError::Start(e.to_string()))?;
-    running.waiting().await.map_err(|e| ServeError::Session(e.to_string()))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| ServeError::Session(e.to_string()))?;
     Ok(())
 }
 
@@ -175,7 +182,15 @@ mod tests {
         let text = "é".repeat(MAX_ANSWER_BYTES); // two bytes each
         let cut = bounded(text);
         assert!(cut.len() < MAX_ANSWER_BYTES + 80);
-        assert!(cut.contains(&format!("truncated: {} of {} bytes", MAX_ANSWER_BYTES, 2 * MAX_ANSWER_BYTES)), "{}", &cut[cut.len() - 60..]);
+        assert!(
+            cut.contains(&format!(
+                "truncated: {} of {} bytes",
+                MAX_ANSWER_BYTES,
+                2 * MAX_ANSWER_BYTES
+            )),
+            "{}",
+            &cut[cut.len() - 60..]
+        );
         assert_eq!(bounded("short".into()), "short");
     }
 
@@ -184,20 +199,29 @@ mod tests {
         let repo = Repo::from_files(
             "acme/shop",
             None,
-            vec![("shop/tax.py".into(), "def rate():\n    return 1\n\ndef total():\n    return rate()\n".into())],
+            vec![(
+                "shop/tax.py".into(),
+                "def rate():\n    return 1\n\ndef total():\n    return rate()\n".into(),
+            )],
         )
         .await
         .unwrap();
         let server = QuorumMcp::new(repo);
         let text = |r: &CallToolResult| serde_json::to_string(&r.content).unwrap();
         let ok = server.answer("acme/shop", |r| {
-            quorum_graph::tools::get_callers(&r.graph, "rate", 1).map(|a| a.callers.len().to_string()).map_err(|e| e.to_string())
+            quorum_graph::tools::get_callers(&r.graph, "rate", 1)
+                .map(|a| a.callers.len().to_string())
+                .map_err(|e| e.to_string())
         });
         assert_eq!(ok.is_error, Some(false), "{}", text(&ok));
         assert!(text(&ok).contains('1'), "one caller: {}", text(&ok));
         let other = server.answer("acme/other", |_| Ok(String::new()));
         assert_eq!(other.is_error, Some(true));
-        assert!(text(&other).contains("answers about `acme/shop` only"), "{}", text(&other));
+        assert!(
+            text(&other).contains("answers about `acme/shop` only"),
+            "{}",
+            text(&other)
+        );
         assert!(nonempty("  ").unwrap_err().contains("`symbol` is empty"));
     }
 }

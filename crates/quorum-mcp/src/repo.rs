@@ -64,7 +64,7 @@ impl Repo {
             })?;
             (tree, None)
         };
-        Ok(Repo::from_files(name, commit, tree).await?)
+        Repo::from_files(name, commit, tree).await
     }
 
     /// A repository from its files (tests, and `load`).
@@ -74,7 +74,7 @@ impl Repo {
         tree: Vec<(String, String)>,
     ) -> Result<Repo, LoadError> {
         let for_build = tree.clone();
-        let graph = tokio::task::spawn_blocking(move || quorum_graph::build(for_build.into_iter(), None).0)
+        let graph = tokio::task::spawn_blocking(move || quorum_graph::build(for_build, None).0)
             .await
             .map_err(|e| LoadError::Panicked(e.to_string()))?;
         Ok(Repo {

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use quorum_store::{RedisStore, StateStore};
-use quorum_testkit::store_contract as contract;
 use quorum_testkit::RedisServer;
+use quorum_testkit::store_contract as contract;
 
 #[tokio::test]
 #[ignore = "needs redis-server; `make test` runs it"]
