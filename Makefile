@@ -103,7 +103,7 @@ docs-check:
 # The MCP server (`quorum mcp`) driven over stdio by a real MCP client, PyPI's
 # `mcp` (the official Python SDK).
 mcp-check: build
-	@python3 -c "import mcp, pytest" 2>/dev/null || python3 -m pip install -q mcp==2.3.0 pytest
+	@python3 -c "import pytest, importlib.metadata as m; assert m.version('mcp') == '2.3.0'" 2>/dev/null || python3 -m pip install -q mcp==2.3.0 pytest
 	QUORUM_BIN=$(BIN)/quorum python3 -m pytest -q -p no:cacheprovider crates/quorum-mcp/tests
 
 test: deps-test deps-deploy docs-check lint unit fixture-tests deploy-check mcp-check eval-check heldout-check

@@ -142,25 +142,8 @@ mod tests {
     use super::{paint_terminal, use_colour};
     use quorum_core::diff::{FileStatus, parse_file_patch};
     use quorum_core::review::{InlinePolicy, Verdict, build_review};
-    use quorum_core::{AgentRole, Category, Finding, Review, Severity};
-
-    fn f(file: &str, line: u32, title: &str, agents: &[AgentRole]) -> Finding {
-        Finding {
-            file: file.into(),
-            line,
-            start_line: None,
-            category: Category::Bug,
-            severity: Severity::Major,
-            confidence: 0.94,
-            title: title.into(),
-            explanation: "Because.".into(),
-            suggestion: None,
-            rule: None,
-            agent: agents[0],
-            evidence: vec![],
-            agreed_by: vec![],
-        }
-    }
+    use quorum_core::{Review, Severity};
+    use quorum_testkit::finding;
 
     fn without_ansi(s: &str) -> String {
         let mut out = String::new();
@@ -178,13 +161,13 @@ mod tests {
     #[test]
     fn the_coloured_terminal_rendering_is_the_plain_one_with_colours() {
         let diff = parse_file_patch("a.py", None, FileStatus::Modified, "@@ -1,2 +1,3 @@\n a\n+b\n c\n").0;
-        let mut minor = f("a.py", 2, "Edge case", &[AgentRole::Reviewer]);
+        let mut minor = finding("a.py", 2, "Edge case");
         minor.severity = Severity::Minor;
         minor.explanation = "See `helper()` and **bold** (text).".into();
         let kept = [
-            f("a.py", 2, "Tax parameter added", &[AgentRole::Reviewer]),
+            finding("a.py", 2, "Tax parameter added"),
             minor,
-            f("b.py", 9, "Caller not updated", &[AgentRole::Reviewer]),
+            finding("b.py", 9, "Caller not updated"),
         ];
         let placed = build_review(&kept, &[diff], &[], &InlinePolicy::default());
         let review = Review {

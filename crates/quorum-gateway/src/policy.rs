@@ -35,7 +35,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use quorum_core::repo_config::RepoConfig;
 use quorum_core::{FileChange, JobPolicy};
 
-pub use quorum_core::repo_config::{CONFIG_PATH, ReviewMode as Mode};
+pub use quorum_core::repo_config::{CONFIG_PATH, ReviewMode};
 
 /// How a review was asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +58,7 @@ pub struct PrFacts {
 /// The effective policy of one repository.
 #[derive(Debug, Clone)]
 pub struct Policy {
-    pub mode: Mode,
+    pub mode: ReviewMode,
     pub review_drafts: bool,
     pub review_bots: bool,
     include: Option<GlobSet>,
@@ -92,7 +92,7 @@ fn globs(patterns: &[String], key: &str) -> Result<Option<GlobSet>, String> {
 impl Policy {
     pub fn defaults(server: &ServerDefaults) -> Policy {
         Policy {
-            mode: Mode::Auto,
+            mode: ReviewMode::Auto,
             review_drafts: server.review_drafts,
             review_bots: server.review_bots,
             include: None,
@@ -176,7 +176,7 @@ impl Policy {
     /// `Err(reason)` when this PR is not reviewed.
     pub fn admit(&self, pr: &PrFacts, trigger: Trigger) -> Result<(), String> {
         let has = |labels: &[String]| pr.labels.iter().find(|l| labels.contains(l)).cloned();
-        if self.mode == Mode::Off {
+        if self.mode == ReviewMode::Off {
             return Err(format!("reviews are off for this repository ({CONFIG_PATH})"));
         }
         if trigger == Trigger::Command {
@@ -189,7 +189,7 @@ impl Policy {
         if let Some(l) = has(&self.skip_labels) {
             return Err(format!("label `{l}` skips reviews"));
         }
-        if self.mode == Mode::Manual {
+        if self.mode == ReviewMode::Manual {
             return Err("reviews are manual for this repository: comment `/review`".into());
         }
         if pr.draft && !self.review_drafts {
@@ -358,11 +358,11 @@ conventions:
             let (p, err) = Policy::from_file(&server(), Some(yaml));
             let err = err.unwrap_or_else(|| panic!("{yaml} should be refused"));
             assert!(err.contains(says), "{err} should mention {says}");
-            assert_eq!(p.mode, Mode::Auto);
+            assert_eq!(p.mode, ReviewMode::Auto);
             assert_eq!(p.job, JobPolicy::default());
         }
         let (p, err) = Policy::from_file(&server(), None);
-        assert!(err.is_none() && p.mode == Mode::Auto);
+        assert!(err.is_none() && p.mode == ReviewMode::Auto);
         assert_eq!(
             p.job.inline.low_severity,
             LowSeverity::Grouped,

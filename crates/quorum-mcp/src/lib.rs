@@ -209,12 +209,17 @@ mod tests {
         let server = QuorumMcp::new(repo);
         let text = |r: &CallToolResult| serde_json::to_string(&r.content).unwrap();
         let ok = server.answer("acme/shop", |r| {
-            quorum_graph::tools::get_callers(&r.graph, "rate", 1)
-                .map(|a| a.callers.len().to_string())
-                .map_err(|e| e.to_string())
+            let answer = quorum_graph::tools::get_callers(&r.graph, "rate", 1).map_err(|e| e.to_string())?;
+            Ok(answer
+                .callers
+                .iter()
+                .map(|c| c.qname.as_str())
+                .collect::<Vec<_>>()
+                .join(","))
         });
         assert_eq!(ok.is_error, Some(false), "{}", text(&ok));
-        assert!(text(&ok).contains('1'), "one caller: {}", text(&ok));
+        let answer = ok.content[0].as_text().map(|t| t.text.as_str());
+        assert_eq!(answer, Some("shop.tax.total"), "the one caller: {}", text(&ok));
         let other = server.answer("acme/other", |_| Ok(String::new()));
         assert_eq!(other.is_error, Some(true));
         assert!(

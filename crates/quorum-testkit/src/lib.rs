@@ -112,3 +112,23 @@ pub mod gitlab;
 pub mod openapi;
 pub mod scripted_model;
 pub mod store_contract;
+
+/// A finding for tests that need one: `title` at `file:line`, a major bug
+/// from the reviewer at confidence 0.94; change fields as the test needs.
+pub fn finding(file: &str, line: u32, title: &str) -> quorum_core::Finding {
+    quorum_core::Finding {
+        file: file.into(),
+        line,
+        start_line: None,
+        category: quorum_core::Category::Bug,
+        severity: quorum_core::Severity::Major,
+        confidence: 0.94,
+        title: title.into(),
+        explanation: "Because.".into(),
+        suggestion: None,
+        rule: None,
+        agent: quorum_core::AgentRole::Reviewer,
+        evidence: vec![],
+        agreed_by: vec![],
+    }
+}
