@@ -205,12 +205,31 @@ pub fn fingerprint_marker(fp: &str) -> String {
     format!("<!-- quorum:fp:{fp} -->")
 }
 
-/// Removes every fingerprint marker (and a line it leaves empty).
+/// The hidden marker naming the rule behind a comment, so review memory
+/// can tell which kind of finding the team answered (after the fingerprint
+/// marker, on the same line: older comments without it still parse).
+pub fn rule_marker(rule: &str) -> String {
+    format!("<!-- quorum:rule:{rule} -->")
+}
+
+/// The rule a comment's marker names, if it has one.
+pub fn parse_rule_marker(text: &str) -> Option<String> {
+    let start = text.find("<!-- quorum:rule:")? + "<!-- quorum:rule:".len();
+    let end = text[start..].find(" -->")?;
+    let rule = &text[start..start + end];
+    let valid = !rule.is_empty()
+        && rule
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '/'));
+    valid.then(|| rule.to_string())
+}
+
+/// Removes every Quorum marker (and a line it leaves empty).
 pub fn strip_markers(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         let mut l = line.to_string();
-        while let Some(start) = l.find("<!-- quorum:fp:") {
+        while let Some(start) = l.find("<!-- quorum:") {
             match l[start..].find(" -->") {
                 Some(end) => l.replace_range(start..start + end + 4, ""),
                 None => break,
@@ -302,7 +321,10 @@ pub fn build_review(
             });
             continue;
         }
-        let text = format!("{}\n{}", comment_body(f), fingerprint_marker(&fp));
+        let mut text = format!("{}\n{}", comment_body(f), fingerprint_marker(&fp));
+        if let Some(rule) = &f.rule {
+            text.push_str(&rule_marker(rule));
+        }
         let (start, end) = f.line_range();
         let in_diff = diff.is_some_and(|d| (start..=end).all(|l| d.contains_new_line(l)));
         if in_diff {
@@ -540,6 +562,20 @@ mod tests {
         let again = build_review(&kept, &[diff()], &posted, &InlinePolicy::default());
         let (again, body) = (again.inline, again.body_comments);
         assert!(again.is_empty() && body.is_empty());
+    }
+
+    #[test]
+    fn a_rule_finding_carries_its_rule_in_a_marker_that_strips_away() {
+        let mut f = finding("a.py", 2, Severity::Major);
+        f.rule = Some("sql-string-building".into());
+        let inline = build_review(&[f], &[diff()], &[], &InlinePolicy::default()).inline;
+        let body = &inline[0].body;
+        assert_eq!(parse_rule_marker(body).as_deref(), Some("sql-string-building"));
+        assert_eq!(parse_fingerprints(body), vec![inline[0].fingerprint.clone()]);
+        let shown = strip_markers(body);
+        assert!(!shown.contains("<!--"), "{shown}");
+        assert_eq!(parse_rule_marker("<!-- quorum:rule:a b -->"), None);
+        assert_eq!(parse_rule_marker("no marker"), None);
     }
 
     #[test]

@@ -1,0 +1,372 @@
+//! Learned state and the trust gates that turn evidence into items.
+//!
+//! The state is evidence, not items: observations per pull request
+//! (replaced whole each time a PR is re-read, so reading it twice counts
+//! nothing twice), operator decisions, and when items last matched. Items
+//! are derived from it by [`derive_items`], a pure function of the state,
+//! the policy and the time — so a gate changed in config applies to old
+//! evidence too, and nobody who merely replies can change a rule directly.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::feedback::{Observation, Verdict};
+use crate::item::{EvidenceLink, ItemKey, Kind, MemoryItem, Origin, Status};
+
+/// The gates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Policy {
+    /// Distinct pull requests with evidence before an item is suggested
+    /// automatically ("one-offs don't").
+    pub min_prs: usize,
+    /// Days a learned item waits as `suggested` after its gates are met
+    /// before it becomes active by itself (0: at once).
+    pub approval_delay_days: i64,
+    /// An active item that has not matched a review for this many days
+    /// goes back to `suggested` for re-validation.
+    pub stale_after_days: i64,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            min_prs: 2,
+            approval_delay_days: 0,
+            stale_after_days: 180,
+        }
+    }
+}
+
+/// An operator's decision on an item (`quorum memory approve|retire`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    pub status: Status,
+    pub by: String,
+    /// RFC 3339.
+    pub at: String,
+}
+
+/// Everything learned about one repository.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryState {
+    /// The incremental sweep's cursor: the `updated_at` of the last
+    /// comment fully processed.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Evidence per pull request.
+    #[serde(default)]
+    pub evidence: BTreeMap<u64, Vec<Observation>>,
+    #[serde(default)]
+    pub decisions: BTreeMap<String, Decision>,
+    /// Item id → RFC 3339 of the last review it matched.
+    #[serde(default)]
+    pub last_matched: BTreeMap<String, String>,
+    /// Pull requests with Quorum comments → when they were last active,
+    /// so reactions (which have no webhook and do not bump a comment's
+    /// `updated_at`) are polled while they can still arrive.
+    #[serde(default)]
+    pub watched_prs: BTreeMap<u64, String>,
+}
+
+impl MemoryState {
+    /// Replaces what one pull request says (idempotent by construction).
+    pub fn set_pr_evidence(&mut self, pr: u64, observations: Vec<Observation>) {
+        if observations.is_empty() {
+            self.evidence.remove(&pr);
+        } else {
+            self.evidence.insert(pr, observations);
+        }
+    }
+
+    pub fn decide(&mut self, id: &str, status: Status, by: &str, now: DateTime<Utc>) {
+        self.decisions.insert(
+            id.to_string(),
+            Decision {
+                status,
+                by: by.to_string(),
+                at: now.to_rfc3339(),
+            },
+        );
+    }
+}
+
+/// Parses an RFC 3339 time; `None` for anything else.
+pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
+}
+
+/// The items the evidence supports, with operator decisions applied.
+///
+/// A kind of finding becomes a `suppress` item when it was rejected in at
+/// least `min_prs` pull requests and taken in fewer PRs than it was
+/// rejected in (a team that fixes it as often as it dismisses it has not
+/// decided). It is `active` only when trusted people (owner, member,
+/// collaborator) rejected it in `min_prs` PRs and the approval delay has
+/// passed since; otherwise `suggested`. An operator's approve or retire
+/// wins over the gates; an active item that has not matched for
+/// `stale_after_days` returns to `suggested`.
+pub fn derive_items(state: &MemoryState, policy: &Policy, now: DateTime<Utc>) -> Vec<MemoryItem> {
+    let mut by_key: BTreeMap<&ItemKey, Vec<&Observation>> = BTreeMap::new();
+    for obs in state.evidence.values().flatten() {
+        by_key.entry(&obs.key).or_default().push(obs);
+    }
+    let mut items = vec![];
+    for (key, obs) in by_key {
+        if key.kind != Kind::Suppress {
+            continue;
+        }
+        let prs = |verdict: Verdict, trusted_only: bool| -> BTreeSet<u64> {
+            obs.iter()
+                .filter(|o| o.verdict == verdict && (!trusted_only || o.who.association.is_trusted()))
+                .map(|o| o.pr)
+                .collect()
+        };
+        let rejected = prs(Verdict::Rejected, false);
+        let accepted = prs(Verdict::Accepted, false);
+        let id = key.id();
+        let decision = state.decisions.get(&id);
+        if decision.is_none() && (rejected.len() < policy.min_prs.max(1) || accepted.len() >= rejected.len()) {
+            continue;
+        }
+        let trusted = prs(Verdict::Rejected, true);
+        // When the gates were met: the time of the trusted rejection that
+        // made up the `min_prs`-th PR.
+        let mut trusted_times: Vec<DateTime<Utc>> = trusted
+            .iter()
+            .filter_map(|pr| {
+                obs.iter()
+                    .filter(|o| o.pr == *pr && o.verdict == Verdict::Rejected && o.who.association.is_trusted())
+                    .filter_map(|o| parse_time(&o.at))
+                    .min()
+            })
+            .collect();
+        trusted_times.sort();
+        let gates_met_at = trusted_times.get(policy.min_prs.max(1) - 1).copied();
+        let (mut status, mut note) = match gates_met_at {
+            Some(at) if now - at >= Duration::days(policy.approval_delay_days) => (Status::Active, None),
+            Some(at) => (
+                Status::Suggested,
+                Some(format!(
+                    "active after the approval delay, on {}",
+                    (at + Duration::days(policy.approval_delay_days)).format("%Y-%m-%d")
+                )),
+            ),
+            None => (
+                Status::Suggested,
+                Some(format!(
+                    "needs rejections by an owner, member or collaborator in {} pull requests ({} so far)",
+                    policy.min_prs,
+                    trusted.len()
+                )),
+            ),
+        };
+        if let Some(d) = decision {
+            status = d.status;
+            note = Some(format!(
+                "{} by {} on {}",
+                d.status,
+                d.by,
+                d.at.get(..10).unwrap_or(&d.at)
+            ));
+        }
+        let last_matched = state.last_matched.get(&id).cloned();
+        if status == Status::Active {
+            let since = last_matched
+                .as_deref()
+                .and_then(parse_time)
+                .or_else(|| decision.and_then(|d| parse_time(&d.at)))
+                .or(gates_met_at);
+            if let Some(since) = since
+                && now - since > Duration::days(policy.stale_after_days)
+            {
+                status = Status::Suggested;
+                note = Some(format!(
+                    "stale: not matched for {} days; approve again to re-activate",
+                    (now - since).num_days()
+                ));
+            }
+        }
+        let evidence: Vec<EvidenceLink> = obs
+            .iter()
+            .filter(|o| o.verdict == Verdict::Rejected)
+            .map(|o| EvidenceLink {
+                pr: o.pr,
+                url: o.url.clone(),
+                who: o.who.login.clone(),
+                association: o.who.association,
+                how: o.how.clone(),
+                at: o.at.clone(),
+            })
+            .collect();
+        let what = match (&key.rule, &key.title) {
+            (Some(rule), _) => format!("`{rule}` findings"),
+            (None, Some(title)) => format!("findings titled \"{title}\""),
+            (None, None) => "these findings".to_string(),
+        };
+        let text = format!(
+            "{what} are not wanted in `{}`: rejected in {} pull requests",
+            key.scope,
+            rejected.len()
+        );
+        items.push(MemoryItem {
+            id,
+            key: key.clone(),
+            status,
+            text,
+            evidence,
+            origin: Origin::Learned,
+            note,
+            last_matched,
+        });
+    }
+    items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::association::Association;
+    use crate::feedback::Person;
+
+    fn obs(pr: u64, who: &str, association: Association, verdict: Verdict, at: &str) -> Observation {
+        Observation {
+            key: ItemKey::suppress_for(Some("sql-string-building"), "", "scripts/migrate.py"),
+            verdict,
+            how: "👎".into(),
+            who: Person {
+                login: who.into(),
+                association,
+            },
+            pr,
+            url: format!("https://github.com/o/r/pull/{pr}#discussion_r1"),
+            at: at.into(),
+        }
+    }
+
+    fn now() -> DateTime<Utc> {
+        parse_time("2026-03-01T00:00:00Z").unwrap()
+    }
+
+    fn state(observations: Vec<Observation>) -> MemoryState {
+        let mut s = MemoryState::default();
+        for o in observations {
+            s.evidence.entry(o.pr).or_default().push(o);
+        }
+        s
+    }
+
+    const JAN: &str = "2026-01-10T00:00:00Z";
+    const FEB: &str = "2026-02-20T00:00:00Z";
+
+    #[test]
+    fn one_pull_request_is_a_one_off_and_teaches_nothing() {
+        let s = state(vec![
+            obs(1, "alice", Association::Member, Verdict::Rejected, JAN),
+            obs(1, "bob", Association::Owner, Verdict::Rejected, JAN),
+        ]);
+        assert!(derive_items(&s, &Policy::default(), now()).is_empty());
+    }
+
+    #[test]
+    fn trusted_rejections_in_two_prs_make_an_active_item_with_its_evidence() {
+        let s = state(vec![
+            obs(1, "alice", Association::Member, Verdict::Rejected, JAN),
+            obs(2, "bob", Association::Owner, Verdict::Rejected, FEB),
+        ]);
+        let items = derive_items(&s, &Policy::default(), now());
+        assert_eq!(items.len(), 1);
+        let it = &items[0];
+        assert_eq!(it.status, Status::Active, "{:?}", it.note);
+        assert_eq!(it.key.scope, "scripts/**");
+        assert_eq!(it.rejections_summary(), "rejected ×2 by @alice, @bob");
+        assert_eq!(it.origin, Origin::Learned);
+    }
+
+    #[test]
+    fn untrusted_voices_only_suggest() {
+        let s = state(vec![
+            obs(1, "carol", Association::Contributor, Verdict::Rejected, JAN),
+            obs(2, "dan", Association::FirstTimeContributor, Verdict::Rejected, FEB),
+            obs(2, "alice", Association::Member, Verdict::Rejected, FEB),
+        ]);
+        let items = derive_items(&s, &Policy::default(), now());
+        assert_eq!(items[0].status, Status::Suggested);
+        assert!(
+            items[0].note.as_deref().unwrap().contains("(1 so far)"),
+            "{:?}",
+            items[0].note
+        );
+    }
+
+    #[test]
+    fn a_team_that_also_fixes_it_has_not_decided() {
+        let s = state(vec![
+            obs(1, "alice", Association::Member, Verdict::Rejected, JAN),
+            obs(2, "bob", Association::Owner, Verdict::Rejected, FEB),
+            obs(3, "bob", Association::Owner, Verdict::Accepted, FEB),
+            obs(4, "alice", Association::Member, Verdict::Accepted, FEB),
+        ]);
+        assert!(derive_items(&s, &Policy::default(), now()).is_empty());
+    }
+
+    #[test]
+    fn the_approval_delay_holds_an_item_as_suggested_until_it_passes() {
+        let s = state(vec![
+            obs(1, "alice", Association::Member, Verdict::Rejected, JAN),
+            obs(2, "bob", Association::Owner, Verdict::Rejected, FEB),
+        ]);
+        let policy = Policy {
+            approval_delay_days: 14,
+            ..Policy::default()
+        };
+        let items = derive_items(&s, &policy, now());
+        assert_eq!(items[0].status, Status::Suggested);
+        assert!(
+            items[0].note.as_deref().unwrap().contains("2026-03-06"),
+            "{:?}",
+            items[0].note
+        );
+        let later = parse_time("2026-03-07T00:00:00Z").unwrap();
+        assert_eq!(derive_items(&s, &policy, later)[0].status, Status::Active);
+    }
+
+    #[test]
+    fn operators_decide_and_stale_items_return_to_suggested() {
+        let mut s = state(vec![
+            obs(1, "alice", Association::Member, Verdict::Rejected, JAN),
+            obs(2, "bob", Association::Owner, Verdict::Rejected, FEB),
+        ]);
+        let id = derive_items(&s, &Policy::default(), now())[0].id.clone();
+        s.decide(&id, Status::Retired, "ops", now());
+        let items = derive_items(&s, &Policy::default(), now());
+        assert_eq!(items[0].status, Status::Retired);
+        assert!(items[0].note.as_deref().unwrap().starts_with("retired by ops"));
+
+        // Approved, then not matched for longer than the policy allows.
+        s.decide(&id, Status::Active, "ops", now());
+        let policy = Policy {
+            stale_after_days: 30,
+            ..Policy::default()
+        };
+        let in_april = parse_time("2026-04-15T00:00:00Z").unwrap();
+        let items = derive_items(&s, &policy, in_april);
+        assert_eq!(items[0].status, Status::Suggested);
+        assert!(items[0].note.as_deref().unwrap().starts_with("stale"));
+        // A recent match keeps it active.
+        s.last_matched.insert(id, "2026-04-10T00:00:00Z".into());
+        assert_eq!(derive_items(&s, &policy, in_april)[0].status, Status::Active);
+    }
+
+    #[test]
+    fn reading_a_pull_request_again_replaces_its_evidence() {
+        let mut s = MemoryState::default();
+        let o = obs(1, "alice", Association::Member, Verdict::Rejected, JAN);
+        s.set_pr_evidence(1, vec![o.clone()]);
+        s.set_pr_evidence(1, vec![o]);
+        assert_eq!(s.evidence[&1].len(), 1);
+        s.set_pr_evidence(1, vec![]);
+        assert!(s.evidence.is_empty());
+    }
+}

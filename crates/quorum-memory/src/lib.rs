@@ -1,0 +1,37 @@
+//! Review memory (F-MEM-1..3): Quorum learns from how a team answers its
+//! comments and applies what it learned, visibly and deterministically.
+//!
+//! - [`thread`]: review threads rebuilt from flat SCM comments, in any order.
+//! - [`feedback`]: the evidence a thread rooted at a Quorum comment gives
+//!   (👍/👎, replies, resolved with or without a change).
+//! - [`learn`]: learned state (evidence per PR, operator decisions) and the
+//!   trust gates that derive memory items from it.
+//! - [`file`]: `.quorum/memory.yaml`, the reviewable, committed form.
+//! - [`apply`]: what the critic and the engine do with active items.
+//!
+//! No IO: the SCM adapters fetch, the store keeps the state, services apply.
+
+pub mod apply;
+pub mod association;
+pub mod feedback;
+pub mod file;
+pub mod item;
+pub mod learn;
+pub mod thread;
+
+pub use apply::{MemorySet, Suppression};
+pub use association::Association;
+pub use feedback::{Observation, Person, Reaction, Verdict, observe};
+pub use file::{MEMORY_PATH, MemoryFile, merge};
+pub use item::{ItemKey, Kind, MemoryItem, Origin, Status};
+pub use learn::{MemoryState, Policy, derive_items};
+pub use thread::{Orphan, PastComment, Reactions, Thread, assemble};
+
+/// What memory refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemoryError {
+    /// Input that does not say what it must (a file, a stored state, an
+    /// SCM value); the message names the part.
+    #[error("{0}")]
+    Invalid(String),
+}
