@@ -132,6 +132,7 @@ impl Fleet {
         let critic = quorum_critic::CriticOptions {
             llm: opts.llm.clone(),
             context: Some(context.clone()),
+            memory_policy: Default::default(),
         };
         handles.push(quorum_critic::start(any, &ctx, store.clone(), critic, shutdown.clone()).await?);
         let sink = opts

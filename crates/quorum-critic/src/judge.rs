@@ -66,6 +66,7 @@ pub fn judge_offline(findings: &[Finding], diffs: &[FileDiff], sites: Option<&Im
                 finding: f.clone(),
                 keep,
                 reason,
+                suppressed_by: None,
             }
         })
         .collect()

@@ -8,6 +8,7 @@
 //! the offline verdict stands and the summary says so.
 
 pub mod judge;
+pub mod memory;
 
 use std::sync::Arc;
 
@@ -31,8 +32,11 @@ pub struct CriticOptions {
     /// The model for the judgement call; `None`: offline checks only.
     pub llm: Option<LlmConfig>,
     /// Read-only graph access, to check a model's claims about call sites
-    /// outside the diff against the impact report itself.
+    /// outside the diff against the impact report itself, and to read the
+    /// `.quorum/memory.yaml` committed at a PR's base.
     pub context: Option<Arc<ContextBuilder>>,
+    /// The trust gates learned memory passes before it applies.
+    pub memory_policy: quorum_memory::Policy,
 }
 
 struct CriticHandler {
@@ -40,6 +44,7 @@ struct CriticHandler {
     metrics: Metrics,
     model: Option<ModelJudge>,
     context: Option<Arc<ContextBuilder>>,
+    memory_policy: quorum_memory::Policy,
 }
 
 /// Judges an aggregated review with the offline checks only.
@@ -86,12 +91,38 @@ impl CriticHandler {
         ctx.impact.as_ref().map(ImpactSites::from_report)
     }
 
+    /// Drops what the repository's memory suppresses; returns what could
+    /// not be read, for the summary.
+    async fn apply_memory(&self, aggregated: &AggregatedReview, judged: &mut [JudgedFinding]) -> Option<String> {
+        let req = &aggregated.request;
+        let mem = memory::load(self.store.as_ref(), self.context.as_ref(), req, &self.memory_policy).await;
+        let now = chrono::Utc::now().to_rfc3339();
+        for j in judged.iter_mut().filter(|j| j.keep) {
+            let Some(s) = mem.set.suppression(&j.finding) else {
+                continue;
+            };
+            tracing::info!(job_id = %req.job_id, item = %s.item_id, file = %j.finding.file, line = j.finding.line, "finding suppressed by review memory");
+            j.keep = false;
+            j.reason = s.reason;
+            j.suppressed_by = Some(s.item_id.clone());
+            if let Err(e) = self
+                .store
+                .touch_memory_item(&req.repo.full_name, &s.item_id, &now)
+                .await
+            {
+                tracing::warn!(item = %s.item_id, error = %e, "memory match not recorded");
+            }
+        }
+        (!mem.notes.is_empty()).then(|| mem.notes.join("; "))
+    }
+
     async fn judge(&self, aggregated: AggregatedReview) -> CompletedReview {
         let diffs = aggregated.request.diffs();
         let sites = self.impact_sites(&aggregated, &diffs).await;
         let mut judged = judge::judge_offline(&aggregated.findings, &diffs, sites.as_ref());
+        let memory_note = self.apply_memory(&aggregated, &mut judged).await;
         let Some(model) = &self.model else {
-            return complete(aggregated, judged, None);
+            return complete(aggregated, judged, memory_note);
         };
         // Only free-form (model) findings go to the model: a rule's finding
         // has already passed the offline checks above, and a rule is
@@ -101,7 +132,7 @@ impl CriticHandler {
             .filter(|&i| judged[i].keep && !judged[i].finding.is_deterministic() && judged[i].finding.rule.is_none())
             .collect();
         if candidates.is_empty() {
-            return complete(aggregated, judged, None);
+            return complete(aggregated, judged, memory_note);
         }
         let shown: Vec<quorum_core::Finding> = candidates.iter().map(|&i| judged[i].finding.clone()).collect();
         let outcome = model.judge(&aggregated.request.title, &diffs, &shown).await;
@@ -128,7 +159,12 @@ impl CriticHandler {
             Ok(d) => d,
             Err(e) => {
                 tracing::warn!(job_id = %aggregated.request.job_id, error = %e, "model judgement failed; offline verdict stands");
-                return complete(aggregated, judged, Some(format!("model judgement unavailable: {e}")));
+                let note = [memory_note, Some(format!("model judgement unavailable: {e}"))];
+                return complete(
+                    aggregated,
+                    judged,
+                    note.into_iter().flatten().reduce(|a, b| format!("{a}; {b}")),
+                );
             }
         };
         for d in decisions {
@@ -148,7 +184,7 @@ impl CriticHandler {
                 j.reason = format!("{}; model critic: {}", j.reason, d.reason);
             }
         }
-        complete(aggregated, judged, None)
+        complete(aggregated, judged, memory_note)
     }
 }
 
@@ -162,7 +198,11 @@ impl Handler for CriticHandler {
         let job_id = aggregated.request.job_id.clone();
         let completed = self.judge(aggregated).await;
         for j in &completed.judged {
-            let decision = if j.keep { "kept" } else { "rejected" };
+            let decision = match (j.keep, &j.suppressed_by) {
+                (true, _) => "kept",
+                (false, Some(_)) => "memory",
+                (false, None) => "rejected",
+            };
             self.metrics.critic_decisions.with_label_values(&[decision]).inc();
         }
         self.store
@@ -190,6 +230,7 @@ pub async fn start(
         metrics: ctx.metrics.clone(),
         model,
         context: options.context,
+        memory_policy: options.memory_policy,
     });
     start_worker_service(ctx, spec, handler, http_addr, shutdown).await
 }

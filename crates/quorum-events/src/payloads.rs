@@ -191,6 +191,10 @@ pub struct JudgedFinding {
     pub finding: Finding,
     pub keep: bool,
     pub reason: String,
+    /// The review-memory item that dropped the finding, when one did
+    /// (added without a schema bump: absent means none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suppressed_by: Option<String>,
 }
 
 /// `review.completed`: the judged review, ready to publish.

@@ -68,6 +68,10 @@ pub struct MemoryState {
     /// `updated_at`) are polled while they can still arrive.
     #[serde(default)]
     pub watched_prs: BTreeMap<u64, String>,
+    /// Humans' review threads on merged pull requests, by first comment:
+    /// what `quorum memory search` asks ("review as @alice would").
+    #[serde(default)]
+    pub threads: BTreeMap<u64, crate::past::PastThread>,
 }
 
 impl MemoryState {

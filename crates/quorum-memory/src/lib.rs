@@ -15,16 +15,22 @@ pub mod apply;
 pub mod association;
 pub mod feedback;
 pub mod file;
+pub mod ingest;
 pub mod item;
 pub mod learn;
+pub mod past;
 pub mod thread;
 
 pub use apply::{MemorySet, Suppression};
 pub use association::Association;
 pub use feedback::{Observation, Person, Reaction, Verdict, observe};
 pub use file::{MEMORY_PATH, MemoryFile, merge};
+pub use ingest::{
+    Checkpoint, HistoryError, HistorySource, IngestOptions, IngestSummary, PrHistory, SweepPage, ThreadInfo, ingest,
+};
 pub use item::{ItemKey, Kind, MemoryItem, Origin, Status};
 pub use learn::{MemoryState, Policy, derive_items};
+pub use past::{Asker, PastThread, SearchHit, search};
 pub use thread::{Orphan, PastComment, Reactions, Thread, assemble};
 
 /// What memory refuses.

@@ -97,11 +97,13 @@ fn completed(job: &str, lines: &[u32], mode: PublishMode) -> CompletedReview {
                 finding: finding(*l),
                 keep: true,
                 reason: "ok".into(),
+                suppressed_by: None,
             })
             .chain(std::iter::once(JudgedFinding {
                 finding: finding(3),
                 keep: false,
                 reason: "not in the diff".into(),
+                suppressed_by: None,
             }))
             .collect(),
         verdict: Verdict::RequestChanges,
@@ -376,6 +378,7 @@ fn with_untested_note(job: &str) -> CompletedReview {
         finding: untested(2),
         keep: true,
         reason: "ok".into(),
+        suppressed_by: None,
     });
     c
 }

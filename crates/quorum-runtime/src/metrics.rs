@@ -23,7 +23,8 @@ pub struct Metrics {
     pub webhook_to_review: HistogramVec,
     /// `quorum_findings_total{agent, category}`.
     pub findings: IntCounterVec,
-    /// `quorum_critic_decisions_total{decision=kept|rejected}`.
+    /// `quorum_critic_decisions_total{decision=kept|rejected|memory}`
+    /// (`memory`: rejected because a review-memory item suppresses it).
     pub critic_decisions: IntCounterVec,
     /// `quorum_index_builds_total{outcome=built|incremental|loaded}`.
     pub index_builds: IntCounterVec,

@@ -107,4 +107,14 @@ pub trait StateStore: Send + Sync + 'static {
     /// which graph to start from.
     async fn set_branch_graph(&self, repo: &str, branch: &str, commit: &str) -> Result<()>;
     async fn branch_graph(&self, repo: &str, branch: &str) -> Result<Option<String>>;
+
+    /// A repository's learned review memory (`quorum_memory::MemoryState`
+    /// as JSON), written whole by ingest and by operator decisions under
+    /// the `memory:{repo}` lease.
+    async fn put_memory(&self, repo: &str, state_json: &str) -> Result<()>;
+    async fn get_memory(&self, repo: &str) -> Result<Option<String>>;
+    /// When a review last matched a memory item (`at`: RFC 3339). Kept
+    /// apart from the state so the critic never rewrites what ingest owns.
+    async fn touch_memory_item(&self, repo: &str, item_id: &str, at: &str) -> Result<()>;
+    async fn memory_matches(&self, repo: &str) -> Result<BTreeMap<String, String>>;
 }

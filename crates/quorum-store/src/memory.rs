@@ -25,6 +25,8 @@ struct Inner {
     index_requests: HashMap<String, (String, u64)>,
     graphs: HashMap<(String, String), Vec<u8>>,
     branch_graphs: HashMap<(String, String), String>,
+    memory: HashMap<String, String>,
+    memory_matches: HashMap<String, BTreeMap<String, String>>,
 }
 
 /// A store in a mutex: each operation is atomic, like its Redis counterpart.
@@ -264,5 +266,28 @@ impl StateStore for MemoryStore {
 
     async fn branch_graph(&self, repo: &str, branch: &str) -> Result<Option<String>> {
         self.with(|s| s.branch_graphs.get(&(repo.to_string(), branch.to_string())).cloned())
+    }
+
+    async fn put_memory(&self, repo: &str, state_json: &str) -> Result<()> {
+        self.with(|s| {
+            s.memory.insert(repo.into(), state_json.into());
+        })
+    }
+
+    async fn get_memory(&self, repo: &str) -> Result<Option<String>> {
+        self.with(|s| s.memory.get(repo).cloned())
+    }
+
+    async fn touch_memory_item(&self, repo: &str, item_id: &str, at: &str) -> Result<()> {
+        self.with(|s| {
+            s.memory_matches
+                .entry(repo.into())
+                .or_default()
+                .insert(item_id.into(), at.into());
+        })
+    }
+
+    async fn memory_matches(&self, repo: &str) -> Result<BTreeMap<String, String>> {
+        self.with(|s| s.memory_matches.get(repo).cloned().unwrap_or_default())
     }
 }

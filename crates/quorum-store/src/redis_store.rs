@@ -313,6 +313,24 @@ impl StateStore for RedisStore {
         Ok(())
     }
 
+    async fn put_memory(&self, repo: &str, state_json: &str) -> Result<()> {
+        let _: () = self.c().set(self.k(&["memory", repo]), state_json).await?;
+        Ok(())
+    }
+
+    async fn get_memory(&self, repo: &str) -> Result<Option<String>> {
+        Ok(self.c().get(self.k(&["memory", repo])).await?)
+    }
+
+    async fn touch_memory_item(&self, repo: &str, item_id: &str, at: &str) -> Result<()> {
+        let _: () = self.c().hset(self.k(&["memory-matched", repo]), item_id, at).await?;
+        Ok(())
+    }
+
+    async fn memory_matches(&self, repo: &str) -> Result<BTreeMap<String, String>> {
+        Ok(self.c().hgetall(self.k(&["memory-matched", repo])).await?)
+    }
+
     async fn branch_graph(&self, repo: &str, branch: &str) -> Result<Option<String>> {
         Ok(self.c().hget(self.k(&["graph-branches", repo]), branch).await?)
     }

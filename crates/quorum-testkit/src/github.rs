@@ -23,6 +23,8 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
+use crate::github_history::History;
+pub use crate::github_history::{PastReviewComment, ThreadState};
 use crate::openapi::OpenApi;
 
 /// A file of an emulated pull request (`pulls/{n}/files`).
@@ -98,6 +100,7 @@ struct EmuState {
     log: Vec<(String, String, u16)>,
     violations: Vec<String>,
     next_id: u64,
+    history: History,
 }
 
 /// The running emulator.
@@ -243,6 +246,14 @@ impl EmuState {
         v["head"]["sha"] = json!(pr.head_sha);
         v["base"]["sha"] = json!(pr.base_sha);
         v["base"]["repo"]["full_name"] = json!(repo);
+        let merged = self.history.is_merged(repo, pr.number);
+        v["merged"] = json!(merged);
+        v["state"] = json!(if merged { "closed" } else { "open" });
+        v["merged_at"] = if merged {
+            json!("2026-01-01T00:00:00Z")
+        } else {
+            Value::Null
+        };
         let label = v["labels"][0].clone();
         v["labels"] = Value::Array(
             pr.labels
@@ -324,6 +335,9 @@ impl EmuState {
             }
             _ => {}
         }
+        if let ("POST", ["graphql"]) = (method.as_str(), s.as_slice()) {
+            return self.history.graphql(body);
+        }
         let repo = match s.as_slice() {
             ["repos", o, r, ..] => format!("{o}/{r}"),
             _ => return error(404, "Not Found"),
@@ -356,7 +370,42 @@ impl EmuState {
             }
             (200, Value::Array(chunk), headers)
         };
+        let past_pr = |st: &EmuState, n: &str| {
+            n.parse::<u64>()
+                .ok()
+                .filter(|n| st.history.prs(&repo).contains(n) && pr_of(st, &n.to_string()).is_none())
+        };
         match (method.as_str(), &s[3..]) {
+            ("GET", ["pulls", "comments"]) => paged(self.history.repo_comments(&self.api, &repo, &q)),
+            ("GET", ["pulls", "comments", id, "reactions"]) => {
+                match id
+                    .parse()
+                    .ok()
+                    .and_then(|id| self.history.reactions(&self.api, &repo, id, &q))
+                {
+                    Some(items) => paged(items),
+                    None => error(404, "Not Found"),
+                }
+            }
+            ("GET", ["pulls", n]) if past_pr(self, n).is_some() => {
+                let number = past_pr(self, n).expect("checked");
+                let pr = EmulatedPr {
+                    number,
+                    title: format!("Past change {number}"),
+                    body: String::new(),
+                    author: "octocat".into(),
+                    base_sha: "0".repeat(40),
+                    head_sha: "1".repeat(40),
+                    draft: false,
+                    labels: vec![],
+                    files: vec![],
+                };
+                (200, self.pr_json(&repo, &pr), vec![])
+            }
+            ("GET", ["pulls", n, "comments"]) if past_pr(self, n).is_some() => {
+                let number = past_pr(self, n).expect("checked");
+                paged(self.history.pr_comments(&self.api, &repo, number))
+            }
             ("GET", ["pulls", n]) => match pr_of(self, n) {
                 Some(pr) => (200, self.pr_json(&repo, &pr), vec![]),
                 None => error(404, "Not Found"),
@@ -424,6 +473,7 @@ impl EmuState {
                             v["line"] = c["line"].clone();
                             v
                         })
+                        .chain(self.history.pr_comments(&self.api, &repo, pr.number))
                         .collect();
                     paged(items)
                 }
@@ -637,6 +687,7 @@ impl GitHubEmulator {
             log: vec![],
             violations: vec![],
             next_id: 1000,
+            history: History::default(),
         }));
         let app = Router::new().fallback(handle).with_state(state.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -685,6 +736,21 @@ impl GitHubEmulator {
     /// A branch or tag name that resolves to `sha`.
     pub fn set_ref(&self, repo: &str, git_ref: &str, sha: &str) {
         self.with(|s| s.refs.insert((repo.into(), git_ref.into()), sha.into()));
+    }
+
+    /// A review comment already on a pull request (review memory's input).
+    pub fn add_past_comment(&self, repo: &str, comment: PastReviewComment) {
+        self.with(|s| s.history.add(repo, comment));
+    }
+
+    /// The GraphQL state of the thread whose first comment is `root`.
+    pub fn set_thread(&self, repo: &str, root: u64, state: ThreadState) {
+        self.with(|s| s.history.set_thread(repo, root, state));
+    }
+
+    /// Marks a pull request merged.
+    pub fn set_merged(&self, repo: &str, pr: u64) {
+        self.with(|s| s.history.set_merged(repo, pr));
     }
 
     /// `permission`: admin, maintain, write, triage or read.

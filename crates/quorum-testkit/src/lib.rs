@@ -108,6 +108,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 pub mod github;
+mod github_history;
 pub mod gitlab;
 pub mod openapi;
 pub mod scripted_model;

@@ -84,12 +84,13 @@ impl OpenApi {
     /// The operation for `method` on a concrete path, if described.
     pub fn operation(&self, method: &str, path: &str) -> Option<(&str, &Value)> {
         let paths = self.doc["paths"].as_object()?;
-        paths.iter().find_map(|(template, ops)| {
-            if !matches(template, path) {
-                return None;
-            }
-            ops.get(method.to_ascii_lowercase()).map(|op| (template.as_str(), op))
-        })
+        // `/pulls/comments` matches `/pulls/{pull_number}` too: the template
+        // with the most literal segments is the one meant.
+        paths
+            .iter()
+            .filter(|(template, _)| matches(template, path))
+            .filter_map(|(template, ops)| ops.get(method.to_ascii_lowercase()).map(|op| (template.as_str(), op)))
+            .max_by_key(|(template, _)| template.split('/').filter(|s| !s.starts_with('{')).count())
     }
 
     /// A named example (`components/examples/<name>`), resolved.

@@ -73,6 +73,38 @@ async fn graphs(store: &dyn StateStore) {
     store.set_branch_graph("o/r", "dev", "c1").await.unwrap();
     assert_eq!(store.branch_graph("o/r", "main").await.unwrap().as_deref(), Some("c2"));
     assert_eq!(store.branch_graph("o/r", "dev").await.unwrap().as_deref(), Some("c1"));
+
+    // Review memory: the state is one document per repository, matches a
+    // map beside it that the critic writes without touching the state.
+    assert!(store.get_memory("o/r").await.unwrap().is_none());
+    store.put_memory("o/r", r#"{"cursor":"a"}"#).await.unwrap();
+    store.put_memory("o/r", r#"{"cursor":"b"}"#).await.unwrap();
+    assert_eq!(
+        store.get_memory("o/r").await.unwrap().as_deref(),
+        Some(r#"{"cursor":"b"}"#)
+    );
+    assert!(store.get_memory("o/other").await.unwrap().is_none());
+    assert!(store.memory_matches("o/r").await.unwrap().is_empty());
+    store
+        .touch_memory_item("o/r", "M-1", "2026-01-01T00:00:00Z")
+        .await
+        .unwrap();
+    store
+        .touch_memory_item("o/r", "M-1", "2026-01-02T00:00:00Z")
+        .await
+        .unwrap();
+    store
+        .touch_memory_item("o/r", "M-2", "2026-01-01T00:00:00Z")
+        .await
+        .unwrap();
+    let m = store.memory_matches("o/r").await.unwrap();
+    assert_eq!(m.len(), 2);
+    assert_eq!(m["M-1"], "2026-01-02T00:00:00Z");
+    assert!(store.memory_matches("o/other").await.unwrap().is_empty());
+    assert_eq!(
+        store.get_memory("o/r").await.unwrap().as_deref(),
+        Some(r#"{"cursor":"b"}"#)
+    );
 }
 
 /// Concurrent claims of one key: exactly one wins, on any store.
