@@ -7,8 +7,8 @@
 //! Faults on demand: a status on the next matching call, primary and
 //! secondary rate limits, inline comments GitHub cannot place (422), and
 //! installation tokens that expire. Endpoints outside the bundled
-//! description (check runs, commit statuses, collaborator permission,
-//! commits, git trees and blobs) follow GitHub's documentation by hand and
+//! description (check runs, commit statuses, commits, git trees and
+//! blobs, GraphQL) follow GitHub's documentation by hand and
 //! are not validated.
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -73,7 +73,13 @@ pub enum Fault {
     SecondaryRateLimit { retry_after: u64 },
     /// 403 with `x-ratelimit-remaining: 0` and a reset `in_secs` away.
     PrimaryRateLimit { in_secs: u64 },
+    /// 200 with the body cut off halfway (a dropped connection behind a
+    /// proxy that already sent the status).
+    Truncated,
 }
+
+/// The header `route` sets to have `handle` cut the body (never sent).
+const TRUNCATE: &str = "x-emulator-truncate";
 
 enum Auth {
     Token(String),
@@ -279,6 +285,11 @@ impl EmuState {
         if let Some(f) = self.take_fault(method, &path) {
             return match f {
                 Fault::Status(s) => error(s, "Emulated failure"),
+                Fault::Truncated => {
+                    let (status, value, mut extra) = self.route(method, uri, headers, body);
+                    extra.push((TRUNCATE.into(), "1".into()));
+                    (status, value, extra)
+                }
                 Fault::SecondaryRateLimit { retry_after } => (
                     403,
                     json!({"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
@@ -572,11 +583,17 @@ impl EmuState {
             }
             ("GET", ["collaborators", user, "permission"]) => {
                 match self.permissions.get(&(repo.clone(), user.to_string())) {
-                    Some(p) => (
-                        200,
-                        json!({"permission": p, "role_name": p, "user": {"login": user}}),
-                        vec![],
-                    ),
+                    Some(p) => {
+                        let mut v = self
+                            .api
+                            .example("repository-collaborator-permission-response-if-user-has-admin-permissions");
+                        v["permission"] = json!(p);
+                        v["role_name"] = json!(p);
+                        v["user"]["login"] = json!(user);
+                        // The description's example predates the required `user.role_name`.
+                        v["user"]["role_name"] = json!(p);
+                        (200, v, vec![])
+                    }
                     None => error(404, "Not Found"),
                 }
             }
@@ -653,13 +670,17 @@ async fn handle(
         st.violations.extend(problems);
     }
     st.log.push((method.to_string(), uri.to_string(), status));
+    let mut text = value.to_string();
+    if extra.iter().any(|(k, _)| k == TRUNCATE) {
+        text.truncate(text.len() / 2);
+    }
     let mut resp = (
         StatusCode::from_u16(status).expect("valid status"),
         [("content-type", "application/json; charset=utf-8")],
-        value.to_string(),
+        text,
     )
         .into_response();
-    for (k, v) in extra {
+    for (k, v) in extra.into_iter().filter(|(k, _)| k != TRUNCATE) {
         resp.headers_mut().insert(
             axum::http::HeaderName::from_bytes(k.as_bytes()).expect("header name"),
             v.parse().expect("header value"),

@@ -7,9 +7,11 @@
 mod change;
 mod client;
 pub(crate) mod config;
+pub mod history;
 mod sink;
 mod tree;
 
 pub use change::MAX_PR_FILES;
 pub use client::{ApiError, ApiResponse, GitHub, error_message};
 pub use config::{DEFAULT_API_URL, GitHubArgs, GitHubAuth, GitHubConfig};
+pub use history::GitHubHistory;
