@@ -12,6 +12,7 @@ pub mod eval_report;
 pub mod fleet;
 pub mod graph_cmd;
 pub mod judge_cmd;
+pub mod memory_cmd;
 pub mod prices;
 pub mod progress;
 pub mod review;

@@ -83,6 +83,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Review memory: harvest past reviews and answers to Quorum, list, approve, retire, export, import, search.
+    #[command(subcommand)]
+    Memory(quorum_cli::memory_cmd::MemoryCommand),
     /// Publish a draft review that is waiting for approval.
     Approve(DraftArgs),
     /// Drop a draft review without publishing it.
@@ -276,6 +279,11 @@ async fn main() -> anyhow::Result<()> {
         Command::Search(args) => {
             quiet_logs();
             quorum_cli::search_cmd::run(args).await?;
+        }
+        Command::Memory(cmd) => {
+            if !quorum_cli::memory_cmd::run(cmd).await? {
+                std::process::exit(1);
+            }
         }
         Command::Approve(args) => decide(args, quorum_events::DraftDecision::Approve).await?,
         Command::Discard(args) => decide(args, quorum_events::DraftDecision::Discard).await?,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use quorum_context::ContextBuilder;
 use quorum_core::ReviewRequest;
-use quorum_memory::{MEMORY_PATH, MemoryFile, MemorySet, MemoryState, Policy, derive_items, merge};
+use quorum_memory::{MEMORY_PATH, MemoryFile, MemorySet, MemoryState, Policy, items_for};
 use quorum_store::StateStore;
 
 /// The memory that applies to one review, and what could not be read.
@@ -46,7 +46,6 @@ pub async fn load(
         Ok(m) => state.last_matched = m,
         Err(e) => tracing::warn!(repo, error = %e, "memory matches not read; staleness judged without them"),
     }
-    let learned = derive_items(&state, policy, chrono::Utc::now());
     let committed = match context {
         Some(ctx) => match ctx.index().trees().read_file(repo, &req.base_sha, MEMORY_PATH).await {
             Ok(Some(text)) => match MemoryFile::parse(&text) {
@@ -64,7 +63,8 @@ pub async fn load(
         },
         None => None,
     };
-    let set = MemorySet::new(merge(learned, committed.as_ref())).unwrap_or_else(|e| {
+    let items = items_for(&state, policy, chrono::Utc::now(), committed.as_ref());
+    let set = MemorySet::new(items).unwrap_or_else(|e| {
         notes.push(format!("memory not applied: {e}"));
         MemorySet::default()
     });

@@ -191,6 +191,9 @@ const TAKING: &[&str] = &[
     "good point",
 ];
 
+/// How many opening words an accepting phrase must fall within.
+const TAKING_WITHIN: usize = 5;
+
 /// Words that turn a dismissing phrase around ("not intended").
 const NEGATORS: &[&str] = &["not", "isn't", "wasn't", "never"];
 
@@ -198,9 +201,11 @@ const NEGATORS: &[&str] = &["not", "isn't", "wasn't", "never"];
 /// neither or both (a question, "fixed, but this is wrong elsewhere").
 pub fn classify_reply(body: &str) -> Option<Verdict> {
     let text = normalise(&quorum_core::strip_markers(body));
-    let says = |phrases: &[&str]| phrases.iter().any(|p| contains_phrase(&text, p));
-    let dismisses = says(DISMISSING);
-    let takes = says(TAKING);
+    // Taking it is said up front ("Good catch, fixed in 3f2a"); further on,
+    // the same words are usually something else ("fixed admin queries").
+    let opening: String = text.split(' ').take(TAKING_WITHIN).collect::<Vec<_>>().join(" ");
+    let dismisses = DISMISSING.iter().any(|p| contains_phrase(&text, p));
+    let takes = TAKING.iter().any(|p| contains_phrase(&opening, p));
     match (dismisses, takes) {
         (true, false) => Some(Verdict::Rejected),
         (false, true) => Some(Verdict::Accepted),
@@ -288,9 +293,18 @@ mod tests {
         assert_eq!(classify_reply("False-positive, ignore"), Some(Verdict::Rejected));
         assert_eq!(classify_reply("Good catch, fixed in 3f2a"), Some(Verdict::Accepted));
         assert_eq!(classify_reply("Thanks!"), Some(Verdict::Accepted));
+        // "fixed" further on is an adjective, not an answer.
+        assert_eq!(
+            classify_reply("Not a bug here: app/ only runs fixed admin queries."),
+            Some(Verdict::Rejected)
+        );
         // Negated, mixed and neutral replies teach nothing.
         assert_eq!(classify_reply("This was not intended, will look"), None);
         assert_eq!(classify_reply("Fixed, but the other one is wrong"), None);
+        assert_eq!(
+            classify_reply("I think we should keep it; this pattern is documented and fixed"),
+            None
+        );
         assert_eq!(classify_reply("Why would this be a problem?"), None);
     }
 

@@ -173,6 +173,22 @@ pub(crate) fn validate_key(key: &ItemKey) -> Result<(), String> {
     }
 }
 
+/// Everything that applies to a repository: learned items (gated),
+/// imported ones over them, the committed file over both.
+pub fn items_for(
+    state: &crate::MemoryState,
+    policy: &crate::Policy,
+    now: chrono::DateTime<chrono::Utc>,
+    committed: Option<&MemoryFile>,
+) -> Vec<MemoryItem> {
+    let imported = MemoryFile {
+        learned: Learned::Apply,
+        items: state.imported.clone(),
+    };
+    let base = merge(crate::derive_items(state, policy, now), Some(&imported));
+    merge(base, committed)
+}
+
 /// Learned items with committed ones laid over them: a committed item
 /// replaces the learned item of the same id; with `learned: ignore` only
 /// committed items remain.

@@ -201,7 +201,7 @@ pub async fn ingest(
         let reads = futures::future::join_all(batch.iter().map(|(_, pr)| source.pull_request(repo, *pr))).await;
         for ((at, pr), read) in batch.iter().zip(reads) {
             match read {
-                Ok(h) => apply(state, &mut summary, *pr, h),
+                Ok(h) => apply(state, &mut summary, *pr, h, opts.now),
                 Err(HistoryError::Unavailable(e)) => {
                     // Stop here: later PRs would move the cursor past this one.
                     summary.failed.push(format!("pull request #{pr}: {e}"));
@@ -230,7 +230,7 @@ pub async fn ingest(
 }
 
 /// What one PR says, replacing what was known about it.
-fn apply(state: &mut MemoryState, summary: &mut IngestSummary, pr: u64, h: PrHistory) {
+fn apply(state: &mut MemoryState, summary: &mut IngestSummary, pr: u64, h: PrHistory, now: DateTime<Utc>) {
     summary.prs_read += 1;
     let last_activity = h.comments.iter().map(|c| c.updated_at.clone()).max();
     summary
@@ -270,6 +270,9 @@ fn apply(state: &mut MemoryState, summary: &mut IngestSummary, pr: u64, h: PrHis
         }
     }
     summary.feedback += feedback.len();
+    for o in &feedback {
+        state.first_seen.entry(o.key.id()).or_insert_with(|| now.to_rfc3339());
+    }
     state.set_pr_evidence(pr, feedback);
     if let Some(at) = last_activity.filter(|_| has_quorum || !h.merged) {
         state.watched_prs.insert(pr, at);

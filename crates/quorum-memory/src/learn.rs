@@ -63,6 +63,11 @@ pub struct MemoryState {
     /// Item id → RFC 3339 of the last review it matched.
     #[serde(default)]
     pub last_matched: BTreeMap<String, String>,
+    /// Item id → when Quorum first learned evidence for it (RFC 3339):
+    /// staleness counts from here, not from when the evidence was said —
+    /// history harvested today is new to Quorum today.
+    #[serde(default)]
+    pub first_seen: BTreeMap<String, String>,
     /// Pull requests with Quorum comments → when they were last active,
     /// so reactions (which have no webhook and do not bump a comment's
     /// `updated_at`) are polled while they can still arrive.
@@ -72,6 +77,10 @@ pub struct MemoryState {
     /// what `quorum memory search` asks ("review as @alice would").
     #[serde(default)]
     pub threads: BTreeMap<u64, crate::past::PastThread>,
+    /// Items from `quorum memory import`: they win over learned items of
+    /// the same id, as a committed file does (which wins over both).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub imported: Vec<MemoryItem>,
 }
 
 impl MemoryState {
@@ -180,8 +189,11 @@ pub fn derive_items(state: &MemoryState, policy: &Policy, now: DateTime<Utc>) ->
             let since = last_matched
                 .as_deref()
                 .and_then(parse_time)
-                .or_else(|| decision.and_then(|d| parse_time(&d.at)))
-                .or(gates_met_at);
+                .into_iter()
+                .chain(decision.and_then(|d| parse_time(&d.at)))
+                .chain(state.first_seen.get(&id).and_then(|s| parse_time(s)))
+                .chain(gates_met_at)
+                .max();
             if let Some(since) = since
                 && now - since > Duration::days(policy.stale_after_days)
             {
@@ -361,6 +373,23 @@ mod tests {
         // A recent match keeps it active.
         s.last_matched.insert(id, "2026-04-10T00:00:00Z".into());
         assert_eq!(derive_items(&s, &policy, in_april)[0].status, Status::Active);
+    }
+
+    #[test]
+    fn old_evidence_learned_today_is_not_stale() {
+        let mut s = state(vec![
+            obs(1, "alice", Association::Member, Verdict::Rejected, JAN),
+            obs(2, "bob", Association::Owner, Verdict::Rejected, FEB),
+        ]);
+        let policy = Policy {
+            stale_after_days: 30,
+            ..Policy::default()
+        };
+        let december = parse_time("2026-12-01T00:00:00Z").unwrap();
+        assert_eq!(derive_items(&s, &policy, december)[0].status, Status::Suggested);
+        let id = derive_items(&s, &policy, december)[0].id.clone();
+        s.first_seen.insert(id, "2026-11-20T00:00:00Z".into());
+        assert_eq!(derive_items(&s, &policy, december)[0].status, Status::Active);
     }
 
     #[test]

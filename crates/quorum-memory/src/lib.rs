@@ -24,7 +24,7 @@ pub mod thread;
 pub use apply::{MemorySet, Suppression};
 pub use association::Association;
 pub use feedback::{Observation, Person, Reaction, Verdict, observe};
-pub use file::{MEMORY_PATH, MemoryFile, merge};
+pub use file::{Learned, MEMORY_PATH, MemoryFile, items_for, merge};
 pub use ingest::{
     Checkpoint, HistoryError, HistorySource, IngestOptions, IngestSummary, PrHistory, SweepPage, ThreadInfo, ingest,
 };

@@ -1,0 +1,476 @@
+//! `quorum memory`: harvest, list, decide, export/import and ask review
+//! memory (F-MEM-1..3). State lives in the fleet's Redis when `REDIS_URL`
+//! is set (where the critic reads it), else in a JSON file per repository
+//! under `--state-dir` (for trying it out, or a team without Redis).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use async_trait::async_trait;
+use quorum_memory::ingest::{Checkpoint, IngestOptions, ingest};
+use quorum_memory::{
+    Asker, Association, Learned, MemoryFile, MemoryItem, MemoryState, Policy, Status, items_for, search,
+};
+use quorum_store::StateStore;
+
+/// Where state is kept.
+#[derive(clap::Args, Clone)]
+pub struct StateArgs {
+    /// The repository, `owner/name`.
+    #[arg(long)]
+    pub repo: String,
+    /// The fleet's Redis: memory the critic applies lives there.
+    #[arg(long, env = "REDIS_URL")]
+    pub redis_url: Option<String>,
+    #[arg(long, env = "QUORUM_REDIS_PREFIX", default_value = "quorum:")]
+    pub redis_prefix: String,
+    /// Without Redis: a directory of JSON state files, one per repository.
+    #[arg(long, env = "QUORUM_MEMORY_DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+#[derive(clap::Subcommand)]
+pub enum MemoryCommand {
+    /// Harvest review threads and answers to Quorum's comments from GitHub
+    /// (GITHUB_TOKEN or an App; GITHUB_API_URL for Enterprise).
+    Ingest {
+        #[command(flatten)]
+        state: StateArgs,
+        #[command(flatten)]
+        github: quorum_scm::github::GitHubArgs,
+        /// Sweep from this time (RFC 3339, or a date `2026-01-31`) instead of the checkpoint.
+        #[arg(long)]
+        since: Option<String>,
+        /// Read at most this many pull requests (the next run goes on).
+        #[arg(long)]
+        max_prs: Option<usize>,
+        /// Pull requests read at once.
+        #[arg(long, default_value_t = 4)]
+        concurrency: usize,
+        /// Answers that cannot change are kept here between runs.
+        #[arg(long, env = "QUORUM_HTTP_CACHE")]
+        cache_dir: Option<PathBuf>,
+    },
+    /// List memory items: status, scope, evidence.
+    List {
+        #[command(flatten)]
+        state: StateArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make a suggested (or retired) item active.
+    Approve {
+        #[command(flatten)]
+        state: StateArgs,
+        id: String,
+    },
+    /// Retire an item: never applied, never re-learned.
+    Retire {
+        #[command(flatten)]
+        state: StateArgs,
+        id: String,
+    },
+    /// Write the items as `.quorum/memory.yaml` (to review and commit).
+    Export {
+        #[command(flatten)]
+        state: StateArgs,
+        /// The file to write (default: stdout).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Read a memory file: its items win over learned ones.
+    Import {
+        #[command(flatten)]
+        state: StateArgs,
+        file: PathBuf,
+    },
+    /// Ask past reviews: as a person, a group, or a panel of the top reviewers.
+    Search {
+        #[command(flatten)]
+        state: StateArgs,
+        /// Review as this person would.
+        #[arg(long = "as", conflicts_with_all = ["group", "panel"])]
+        person: Option<String>,
+        /// Review as people of these associations would (MEMBER,OWNER,…).
+        #[arg(long, value_delimiter = ',')]
+        group: Vec<String>,
+        /// A panel of the N reviewers with most threads near `--file`.
+        #[arg(long, num_args = 0..=1, default_missing_value = "3")]
+        panel: Option<usize>,
+        /// The file the question is about.
+        #[arg(long)]
+        file: Option<String>,
+        /// A diff to ask about (its text joins the query).
+        #[arg(long)]
+        diff: Option<PathBuf>,
+        #[arg(long, default_value_t = 5)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+        /// What to ask.
+        query: Vec<String>,
+    },
+}
+
+/// Memory state on Redis (under a lease) or in a file.
+enum StateHome {
+    Store(Arc<dyn StateStore>),
+    File(PathBuf),
+}
+
+/// A lease long enough for one batch; a crashed holder frees it by itself.
+const LEASE_MS: u64 = 120_000;
+
+impl StateHome {
+    async fn open(a: &StateArgs) -> anyhow::Result<StateHome> {
+        quorum_core::job::validate_repo_name(&a.repo).map_err(anyhow::Error::msg)?;
+        match (a.redis_url.as_deref().filter(|u| !u.trim().is_empty()), &a.state_dir) {
+            (Some(url), _) => Ok(StateHome::Store(
+                quorum_store::connect(Some(url), &a.redis_prefix).await?,
+            )),
+            (None, dir) => {
+                let dir = match dir {
+                    Some(d) => d.clone(),
+                    None => default_dir()?,
+                };
+                std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+                Ok(StateHome::File(dir.join(format!("{}.json", a.repo.replace('/', "__")))))
+            }
+        }
+    }
+
+    fn lease(repo: &str) -> String {
+        format!("memory:{repo}")
+    }
+
+    /// Takes the repository's memory lease (Redis), so two writers never
+    /// interleave read-modify-write.
+    async fn lock(&self, repo: &str) -> anyhow::Result<()> {
+        if let StateHome::Store(s) = self
+            && !s.acquire_lease(&Self::lease(repo), LEASE_MS).await?
+        {
+            bail!("another `quorum memory` run holds the memory of {repo}; try again when it ends");
+        }
+        Ok(())
+    }
+
+    async fn unlock(&self, repo: &str) {
+        if let StateHome::Store(s) = self
+            && let Err(e) = s.release_lease(&Self::lease(repo)).await
+        {
+            tracing::warn!(error = %e, "memory lease not released; it lapses by itself");
+        }
+    }
+
+    async fn load(&self, repo: &str) -> anyhow::Result<MemoryState> {
+        let json = match self {
+            StateHome::Store(s) => s.get_memory(repo).await?,
+            StateHome::File(p) => match std::fs::read_to_string(p) {
+                Ok(t) => Some(t),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(e).with_context(|| format!("reading {}", p.display())),
+            },
+        };
+        let mut state: MemoryState = match json {
+            Some(j) => serde_json::from_str(&j).context("the stored memory state is not readable")?,
+            None => MemoryState::default(),
+        };
+        if let StateHome::Store(s) = self {
+            state.last_matched = s.memory_matches(repo).await?;
+        }
+        Ok(state)
+    }
+
+    async fn save(&self, repo: &str, state: &MemoryState) -> Result<(), String> {
+        let json = serde_json::to_string(state).map_err(|e| e.to_string())?;
+        match self {
+            StateHome::Store(s) => s.put_memory(repo, &json).await.map_err(|e| e.to_string()),
+            StateHome::File(p) => {
+                let tmp = p.with_extension("json.tmp");
+                std::fs::write(&tmp, json)
+                    .and_then(|()| std::fs::rename(&tmp, p))
+                    .map_err(|e| format!("{}: {e}", p.display()))
+            }
+        }
+    }
+}
+
+fn default_dir() -> anyhow::Result<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .context("set --state-dir (or HOME)")?;
+    Ok(base.join("quorum/memory"))
+}
+
+struct Saver<'a> {
+    home: &'a StateHome,
+    repo: &'a str,
+}
+
+#[async_trait]
+impl Checkpoint for Saver<'_> {
+    async fn save(&self, state: &MemoryState) -> Result<(), String> {
+        self.home.save(self.repo, state).await
+    }
+}
+
+/// Runs one `quorum memory` command; `Ok(false)` when it did its work but
+/// some of it failed (the exit code says so).
+pub async fn run(cmd: MemoryCommand) -> anyhow::Result<bool> {
+    let now = chrono::Utc::now();
+    let policy = Policy::default();
+    match cmd {
+        MemoryCommand::Ingest {
+            state,
+            github,
+            since,
+            max_prs,
+            concurrency,
+            cache_dir,
+        } => {
+            let config = github
+                .config()?
+                .context("GitHub is not configured: set GITHUB_TOKEN (or GITHUB_APP_ID with its key)")?;
+            let since = since.map(|s| normalise_since(&s)).transpose()?;
+            let gh = Arc::new(quorum_scm::github::GitHub::new(config)?);
+            let cache = match cache_dir {
+                Some(d) => quorum_scm::HttpCache::on_disk(&d).with_context(|| format!("cache {}", d.display()))?,
+                None => quorum_scm::HttpCache::in_memory(),
+            };
+            let source = quorum_scm::github::GitHubHistory::new(gh, cache);
+            let home = StateHome::open(&state).await?;
+            home.lock(&state.repo).await?;
+            let result = async {
+                let mut st = home.load(&state.repo).await?;
+                let opts = IngestOptions {
+                    max_prs,
+                    since,
+                    concurrency,
+                    now,
+                    ..Default::default()
+                };
+                let bar = crate::progress::LazyBar::new("harvest", "pull requests");
+                let saver = Saver {
+                    home: &home,
+                    repo: &state.repo,
+                };
+                let summary = ingest(&source, &saver, &state.repo, &mut st, &opts, &|d, t| bar.update(d, t)).await?;
+                anyhow::Ok((summary, st))
+            }
+            .await;
+            home.unlock(&state.repo).await;
+            let (summary, st) = result?;
+            for s in &summary.skipped {
+                eprintln!("skipped: {s}");
+            }
+            for f in &summary.failed {
+                eprintln!("failed: {f}");
+            }
+            println!("{}", summary.line());
+            let items = items_for(&st, &policy, now, None);
+            let active = items.iter().filter(|m| m.status == Status::Active).count();
+            println!(
+                "{} memory items ({active} active); cursor {}",
+                items.len(),
+                summary.cursor.as_deref().unwrap_or("none")
+            );
+            Ok(summary.failed.is_empty())
+        }
+        MemoryCommand::List { state, json } => {
+            let home = StateHome::open(&state).await?;
+            let items = items_for(&home.load(&state.repo).await?, &policy, now, None);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&items)?);
+            } else if items.is_empty() {
+                eprintln!(
+                    "no memory items for {} yet (`quorum memory ingest --repo {}`)",
+                    state.repo, state.repo
+                );
+            } else {
+                for m in &items {
+                    print!("{}", render_item(m));
+                }
+            }
+            Ok(true)
+        }
+        MemoryCommand::Approve { state, id } => decide(&state, &id, Status::Active).await,
+        MemoryCommand::Retire { state, id } => decide(&state, &id, Status::Retired).await,
+        MemoryCommand::Export { state, out } => {
+            let home = StateHome::open(&state).await?;
+            let items = items_for(&home.load(&state.repo).await?, &policy, now, None);
+            let text = MemoryFile::render(&items, Learned::Apply);
+            match out {
+                Some(p) => {
+                    std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+                    eprintln!("{} items written to {}", items.len(), p.display());
+                }
+                None => print!("{text}"),
+            }
+            Ok(true)
+        }
+        MemoryCommand::Import { state, file } => {
+            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+            let parsed = MemoryFile::parse(&text)?;
+            let home = StateHome::open(&state).await?;
+            home.lock(&state.repo).await?;
+            let result = async {
+                let mut st = home.load(&state.repo).await?;
+                let n = parsed.items.len();
+                st.imported = parsed.items;
+                home.save(&state.repo, &st).await.map_err(anyhow::Error::msg)?;
+                anyhow::Ok(n)
+            }
+            .await;
+            home.unlock(&state.repo).await;
+            eprintln!(
+                "{} items imported from {}; they win over learned items",
+                result?,
+                file.display()
+            );
+            Ok(true)
+        }
+        MemoryCommand::Search {
+            state,
+            person,
+            group,
+            panel,
+            file,
+            diff,
+            limit,
+            json,
+            query,
+        } => {
+            let asker = match (person, group.is_empty(), panel) {
+                (Some(p), _, _) => Asker::Person(p),
+                (None, false, _) => Asker::Group(
+                    group
+                        .iter()
+                        .map(|g| Association::parse(g.trim()))
+                        .collect::<Result<_, _>>()?,
+                ),
+                (None, true, Some(n)) => Asker::Panel(n.max(1)),
+                (None, true, None) => Asker::Anyone,
+            };
+            let mut text = query.join(" ");
+            if let Some(d) = diff {
+                text.push(' ');
+                text.push_str(&std::fs::read_to_string(&d).with_context(|| format!("reading {}", d.display()))?);
+            }
+            if text.trim().is_empty() && file.is_none() {
+                bail!("say what to ask: a query, --diff FILE or --file PATH");
+            }
+            if let Some(f) = &file {
+                text.push(' ');
+                text.push_str(f);
+            }
+            let home = StateHome::open(&state).await?;
+            let st = home.load(&state.repo).await?;
+            let hits = search(st.threads.values(), &asker, &text, file.as_deref(), limit);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&hits)?);
+            } else if hits.is_empty() {
+                eprintln!("no past review answers that ({} threads harvested)", st.threads.len());
+            } else {
+                for h in &hits {
+                    let t = &h.thread;
+                    println!(
+                        "{:.2}  @{} ({}) on {} in #{}  👍{} 👎{}  {}",
+                        h.score, t.reviewer, t.association, t.path, t.pr, t.plus_one, t.minus_one, t.url
+                    );
+                    for line in t.text.lines().take(4) {
+                        println!("      {line}");
+                    }
+                }
+            }
+            Ok(true)
+        }
+    }
+}
+
+async fn decide(state: &StateArgs, id: &str, status: Status) -> anyhow::Result<bool> {
+    let home = StateHome::open(state).await?;
+    home.lock(&state.repo).await?;
+    let result = async {
+        let mut st = home.load(&state.repo).await?;
+        let known = items_for(&st, &Policy::default(), chrono::Utc::now(), None);
+        if !known.iter().any(|m| m.id == id) {
+            let ids: Vec<&str> = known.iter().map(|m| m.id.as_str()).collect();
+            bail!(
+                "no memory item `{id}` in {} (items: {})",
+                state.repo,
+                if ids.is_empty() {
+                    "none".to_string()
+                } else {
+                    ids.join(", ")
+                }
+            );
+        }
+        let who = format!("cli:{}", std::env::var("USER").unwrap_or_else(|_| "unknown".into()));
+        st.decide(id, status, &who, chrono::Utc::now());
+        home.save(&state.repo, &st).await.map_err(anyhow::Error::msg)?;
+        anyhow::Ok(())
+    }
+    .await;
+    home.unlock(&state.repo).await;
+    result?;
+    eprintln!("{id}: {status}");
+    Ok(true)
+}
+
+/// `--since 2026-01-31` or a full RFC 3339 time.
+fn normalise_since(s: &str) -> anyhow::Result<String> {
+    if quorum_memory::learn::parse_time(s).is_some() {
+        return Ok(s.to_string());
+    }
+    let with_time = format!("{s}T00:00:00Z");
+    if quorum_memory::learn::parse_time(&with_time).is_some() {
+        return Ok(with_time);
+    }
+    bail!("--since `{s}` is neither a date (2026-01-31) nor an RFC 3339 time")
+}
+
+/// One item for people.
+pub fn render_item(m: &MemoryItem) -> String {
+    let what = match (&m.key.rule, &m.key.title, &m.key.pattern) {
+        (Some(r), _, _) => format!("rule {r}"),
+        (None, Some(t), _) => format!("title \"{t}\""),
+        (None, None, Some(p)) => format!("pattern /{p}/"),
+        _ => String::new(),
+    };
+    let mut s = format!(
+        "{}  {:<9} {:<8} {}  in {}  ({:?})\n    {}\n",
+        m.id, m.status, m.key.kind, what, m.key.scope, m.origin, m.text
+    );
+    if let Some(n) = &m.note {
+        s.push_str(&format!("    note: {n}\n"));
+    }
+    for e in &m.evidence {
+        s.push_str(&format!(
+            "    - #{} @{} ({}) {}  {}\n",
+            e.pr, e.who, e.association, e.how, e.url
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_takes_a_date_or_a_time() {
+        assert_eq!(normalise_since("2026-01-31").unwrap(), "2026-01-31T00:00:00Z");
+        assert_eq!(
+            normalise_since("2026-01-31T10:00:00+02:00").unwrap(),
+            "2026-01-31T10:00:00+02:00"
+        );
+        assert!(
+            normalise_since("last week")
+                .unwrap_err()
+                .to_string()
+                .contains("`last week`")
+        );
+    }
+}
