@@ -1,0 +1,168 @@
+//! `quorum memory` as a user runs it, against the emulated GitHub: ingest
+//! prints the summary and exits non-zero when something failed; list,
+//! approve, retire, export, import and search work on the state it left.
+
+use std::process::{Command, Output};
+
+use quorum_testkit::github::{Fault, GitHubEmulator, PastReviewComment, ThreadState};
+
+const REPO: &str = "acme/shop";
+const TOKEN: &str = "ghp_memoryCli";
+const QUORUM_SQL: &str = "**SQL built by string interpolation** (critical, security, confidence 0.90) — from static\n\nUse parameters.\n<!-- quorum:fp:00aa11bb22cc33dd --><!-- quorum:rule:sql-string-building -->";
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+async fn seeded() -> GitHubEmulator {
+    let emu = GitHubEmulator::with_token(TOKEN).await;
+    let c = PastReviewComment::new;
+    emu.add_past_comment(REPO, c(101, 1, "alice", "MEMBER", "shop/payments.py", "Amounts are integer cents, never float.", "2026-01-02T10:00:00Z"));
+    emu.add_past_comment(REPO, c(102, 1, "bob", "CONTRIBUTOR", "shop/payments.py", "Done.", "2026-01-02T11:00:00Z").reply_to(101));
+    emu.add_past_comment(REPO, c(201, 2, "quorum[bot]", "NONE", "scripts/a.py", QUORUM_SQL, "2026-01-05T10:00:00Z").reacted("maint", "-1"));
+    emu.add_past_comment(REPO, c(301, 3, "quorum[bot]", "NONE", "scripts/b.py", QUORUM_SQL, "2026-01-06T10:00:00Z").reacted("outsider", "-1"));
+    emu.set_thread(REPO, 301, ThreadState { resolved: true, outdated: false, resolved_by: Some("maint".into()) });
+    for pr in [1, 2, 3] {
+        emu.set_merged(REPO, pr);
+    }
+    emu.set_permission(REPO, "maint", "maintain");
+    emu
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ingest_list_decide_export_import_and_search() {
+    let emu = seeded().await;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+
+    let out = tokio::task::spawn_blocking({
+        let url = emu.url();
+        let d = d.to_path_buf();
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_quorum"))
+                .args(["memory", "ingest", "--repo", REPO, "--state-dir"])
+                .arg(&d)
+                .env("GITHUB_API_URL", url)
+                .env("GITHUB_TOKEN", TOKEN)
+                .env_remove("REDIS_URL")
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("indexed 1 threads / skipped 0 / failed 0 (3 pull requests read, 3 pieces of feedback"), "{t}");
+    assert!(t.contains("1 memory items (1 active)"), "{t}");
+
+    let run = |args: &'static [&'static str]| {
+        let url = emu.url();
+        let d = d.to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            let e = GitHubEmulatorUrl(url);
+            e.run(&d, args)
+        })
+    };
+    let out = run(&["list", "--json"]).await.unwrap();
+    let items: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(items.as_array().unwrap().len(), 1, "{items}");
+    let item = &items[0];
+    assert_eq!(item["status"], "active");
+    assert_eq!(item["scope"], "scripts/**");
+    let id = item["id"].as_str().unwrap().to_string();
+    // maint's 👎 and resolve count as trusted; the outsider's 👎 does not
+    // make it any more active, but is shown as evidence.
+    let whos: Vec<&str> = item["evidence"].as_array().unwrap().iter().map(|e| e["who"].as_str().unwrap()).collect();
+    assert_eq!(whos, ["maint", "outsider", "maint"], "{item}");
+
+    // Retire, then see it retired; approve brings it back.
+    let d2 = d.to_path_buf();
+    let url = emu.url();
+    let id2 = id.clone();
+    let (retired, listed, unknown, exported) = tokio::task::spawn_blocking(move || {
+        let e = GitHubEmulatorUrl(url);
+        let retired = e.run_owned(&d2, vec!["retire".into(), id2.clone()]);
+        let listed = e.run_owned(&d2, vec!["list".into()]);
+        let unknown = e.run_owned(&d2, vec!["approve".into(), "M-nope".into()]);
+        let file = d2.join("memory.yaml");
+        let exported = e.run_owned(&d2, vec!["export".into(), "--out".into(), file.display().to_string()]);
+        (retired, listed, unknown, exported)
+    })
+    .await
+    .unwrap();
+    assert!(retired.status.success(), "{}", text(&retired));
+    assert!(text(&listed).contains(&format!("{id}  retired")), "{}", text(&listed));
+    assert!(!unknown.status.success());
+    assert!(text(&unknown).contains("no memory item `M-nope`") && text(&unknown).contains(&id), "{}", text(&unknown));
+    assert!(exported.status.success(), "{}", text(&exported));
+    let yaml = std::fs::read_to_string(d.join("memory.yaml")).unwrap();
+    let file = quorum_memory::MemoryFile::parse(&yaml).unwrap();
+    assert_eq!(file.items[0].status, quorum_memory::Status::Retired);
+
+    // Import an edited file: its status wins over the learned one.
+    std::fs::write(d.join("memory.yaml"), yaml.replace("status: retired", "status: active")).unwrap();
+    let d3 = d.to_path_buf();
+    let url = emu.url();
+    let (imported, listed, searched, bad) = tokio::task::spawn_blocking(move || {
+        let e = GitHubEmulatorUrl(url);
+        let f = d3.join("memory.yaml").display().to_string();
+        let imported = e.run_owned(&d3, vec!["import".into(), f]);
+        let listed = e.run_owned(&d3, vec!["list".into()]);
+        let searched = e.run_owned(&d3, vec!["search".into(), "--as".into(), "alice".into(), "float".into(), "price".into()]);
+        std::fs::write(d3.join("bad.yaml"), "version: 1\nitems:\n  - {kind: suppress, status: active, text: x}\n").unwrap();
+        let bad = e.run_owned(&d3, vec!["import".into(), d3.join("bad.yaml").display().to_string()]);
+        (imported, listed, searched, bad)
+    })
+    .await
+    .unwrap();
+    assert!(imported.status.success(), "{}", text(&imported));
+    assert!(text(&listed).contains(&format!("{id}  active")), "{}", text(&listed));
+    assert!(text(&searched).contains("@alice (MEMBER) on shop/payments.py in #1"), "{}", text(&searched));
+    assert!(text(&searched).contains("bob: Done."), "{}", text(&searched));
+    assert!(!bad.status.success());
+    assert!(text(&bad).contains("item 1") && text(&bad).contains("needs a `rule` or a `title`"), "{}", text(&bad));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_pull_request_makes_ingest_exit_non_zero_and_a_rerun_finishes() {
+    let emu = seeded().await;
+    let dir = tempfile::tempdir().unwrap();
+    emu.fail_next("GET", "/pulls/2/comments", Fault::Status(404));
+    let d = dir.path().to_path_buf();
+    let url = emu.url();
+    let (first, second) = tokio::task::spawn_blocking(move || {
+        let e = GitHubEmulatorUrl(url);
+        (e.run_owned(&d, vec!["ingest".into()]), e.run_owned(&d, vec!["ingest".into()]))
+    })
+    .await
+    .unwrap();
+    assert!(!first.status.success(), "{}", text(&first));
+    assert!(text(&first).contains("failed: pull request #2"), "{}", text(&first));
+    assert!(text(&first).contains("failed 1"), "{}", text(&first));
+    assert!(second.status.success(), "{}", text(&second));
+    assert!(text(&second).contains("1 memory items (1 active)"), "{}", text(&second));
+}
+
+/// Runs `quorum memory …` against an emulator by URL (from blocking threads).
+struct GitHubEmulatorUrl(String);
+
+impl GitHubEmulatorUrl {
+    fn run(&self, dir: &std::path::Path, args: &[&str]) -> Output {
+        self.run_owned(dir, args.iter().map(|s| s.to_string()).collect())
+    }
+
+    fn run_owned(&self, dir: &std::path::Path, args: Vec<String>) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_quorum"))
+            .arg("memory")
+            .args(&args)
+            .args(["--repo", REPO, "--state-dir"])
+            .arg(dir)
+            .env("GITHUB_API_URL", &self.0)
+            .env("GITHUB_TOKEN", TOKEN)
+            .env_remove("REDIS_URL")
+            .env_remove("GITHUB_APP_ID")
+            .output()
+            .expect("run quorum")
+    }
+}
