@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo docs-check mcp-check test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: run demo docs-check mcp-check eval-memory eval-memory-check test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -106,7 +106,21 @@ mcp-check: build
 	@python3 -c "import pytest, importlib.metadata as m; assert m.version('mcp') == '2.3.0'" 2>/dev/null || python3 -m pip install -q mcp==2.3.0 pytest
 	QUORUM_BIN=$(BIN)/quorum python3 -m pytest -q -p no:cacheprovider crates/quorum-mcp/tests
 
-test: deps-test deps-deploy docs-check lint unit fixture-tests deploy-check mcp-check eval-check heldout-check
+# Review memory's effect (eval/memory/README.md): each case reviewed with
+# and without the memory its history teaches. `eval-memory` writes the
+# committed results; the check in `make test` writes to a temporary file
+# and holds the gates of eval/memory/check.py (whose own test breaks the
+# committed results one way at a time).
+eval-memory: build
+	$(BIN)/quorum eval-memory --cases eval/memory/cases --out eval/memory/results.json
+	python3 eval/memory/check.py eval/memory/results.json
+
+eval-memory-check: build
+	$(BIN)/quorum eval-memory --cases eval/memory/cases --out $${TMPDIR:-/tmp}/quorum-memory-results.json
+	python3 eval/memory/check.py $${TMPDIR:-/tmp}/quorum-memory-results.json
+	python3 -m pytest -q -p no:cacheprovider eval/memory/tests
+
+test: deps-test deps-deploy docs-check lint unit fixture-tests deploy-check mcp-check eval-check heldout-check eval-memory-check
 
 # Other codebases: seeded-bug cases (eval/heldout/<pkg>, each set's README
 # says what it holds) on the released source of packages fetched from their

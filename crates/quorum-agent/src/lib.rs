@@ -351,6 +351,8 @@ pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
         llm: quorum_llm::LlmArgs,
         #[command(flatten)]
         search: quorum_search::SearchArgs,
+        #[command(flatten)]
+        memory: quorum_context::memory::MemoryArgs,
     }
     let args = Args::parse();
     // Checked before anything connects (it logs nothing).
@@ -378,7 +380,9 @@ pub async fn main_for(role: AgentRole) -> anyhow::Result<()> {
             start(
                 config,
                 &boot.ctx,
-                Some(Arc::new(ContextBuilder::new(index))),
+                Some(Arc::new(
+                    ContextBuilder::new(index).with_memory_policy(args.memory.policy()),
+                )),
                 boot.shutdown,
             )
             .await?,

@@ -13,6 +13,7 @@ pub mod fleet;
 pub mod graph_cmd;
 pub mod judge_cmd;
 pub mod memory_cmd;
+pub mod memory_eval;
 pub mod prices;
 pub mod progress;
 pub mod review;

@@ -86,6 +86,8 @@ enum Command {
     /// Review memory: harvest past reviews and answers to Quorum, list, approve, retire, export, import, search.
     #[command(subcommand)]
     Memory(quorum_cli::memory_cmd::MemoryCommand),
+    /// Measure review memory's effect (eval/memory): dismissed findings, learned conventions, clean controls.
+    EvalMemory(quorum_cli::memory_eval::EvalMemoryArgs),
     /// Publish a draft review that is waiting for approval.
     Approve(DraftArgs),
     /// Drop a draft review without publishing it.
@@ -284,6 +286,11 @@ async fn main() -> anyhow::Result<()> {
             if !quorum_cli::memory_cmd::run(cmd).await? {
                 std::process::exit(1);
             }
+        }
+        Command::EvalMemory(args) => {
+            quiet_logs();
+            let report = quorum_cli::memory_eval::run(&args).await?;
+            println!("{}", report.summary());
         }
         Command::Approve(args) => decide(args, quorum_events::DraftDecision::Approve).await?,
         Command::Discard(args) => decide(args, quorum_events::DraftDecision::Discard).await?,

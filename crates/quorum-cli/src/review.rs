@@ -33,7 +33,7 @@ pub struct ReviewArgs {
 }
 
 /// `local/<directory name>`, made a valid repository name.
-fn local_name(dir: &std::path::Path) -> String {
+pub fn local_name(dir: &std::path::Path) -> String {
     let base = dir
         .canonicalize()
         .ok()
@@ -59,10 +59,27 @@ fn local_name(dir: &std::path::Path) -> String {
 
 pub async fn run(args: ReviewArgs) -> anyhow::Result<Review> {
     let llm = args.llm.config()?;
-    let timeout = crate::fleet::review_timeout(llm.as_ref());
-    let git = LocalGit::open(&args.repo)?;
-    let ctx = ServiceContext::embedded(|_| {})?;
     let store: Arc<dyn quorum_store::StateStore> = Arc::new(MemoryStore::new());
+    let name = local_name(&args.repo);
+    let review = review_range(&args.repo, &name, &args.base, &args.head, args.title, store, llm).await?;
+    println!("{}", crate::terminal::render(&review));
+    Ok(review)
+}
+
+/// Reviews `base..head` of a local repository through an embedded fleet on
+/// `store`, as repository `name` (what the store keys memory and runs by).
+pub async fn review_range(
+    dir: &std::path::Path,
+    name: &str,
+    base: &str,
+    head: &str,
+    title: String,
+    store: Arc<dyn quorum_store::StateStore>,
+    llm: Option<quorum_llm::LlmConfig>,
+) -> anyhow::Result<Review> {
+    let timeout = crate::fleet::review_timeout(llm.as_ref());
+    let git = LocalGit::open(dir)?;
+    let ctx = ServiceContext::embedded(|_| {})?;
     let source = Arc::new(git);
     let fleet = Fleet::start(
         FleetOptions {
@@ -76,13 +93,13 @@ pub async fn run(args: ReviewArgs) -> anyhow::Result<Review> {
     let submitted = intake
         .submit(ChangeRequest {
             provider: Provider::Local,
-            repo: local_name(&args.repo),
+            repo: name.to_string(),
             number: 0,
-            title: args.title,
+            title,
             body: String::new(),
             author: String::new(),
-            base: args.base,
-            head: args.head,
+            base: base.to_string(),
+            head: head.to_string(),
             policy: JobPolicy::default(),
             files: None,
             dedupe_suffix: None,
@@ -90,7 +107,6 @@ pub async fn run(args: ReviewArgs) -> anyhow::Result<Review> {
         .await
         .context("submitting the change")?;
     let review = wait_for_review(store.as_ref(), &submitted.job_id, timeout).await?;
-    println!("{}", crate::terminal::render(&review));
     fleet.stop().await?;
     Ok(review)
 }

@@ -11,17 +11,76 @@ const TOKEN: &str = "ghp_memoryCli";
 const QUORUM_SQL: &str = "**SQL built by string interpolation** (critical, security, confidence 0.90) — from static\n\nUse parameters.\n<!-- quorum:fp:00aa11bb22cc33dd --><!-- quorum:rule:sql-string-building -->";
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 async fn seeded() -> GitHubEmulator {
     let emu = GitHubEmulator::with_token(TOKEN).await;
     let c = PastReviewComment::new;
-    emu.add_past_comment(REPO, c(101, 1, "alice", "MEMBER", "shop/payments.py", "Amounts are integer cents, never float.", "2026-01-02T10:00:00Z"));
-    emu.add_past_comment(REPO, c(102, 1, "bob", "CONTRIBUTOR", "shop/payments.py", "Done.", "2026-01-02T11:00:00Z").reply_to(101));
-    emu.add_past_comment(REPO, c(201, 2, "quorum[bot]", "NONE", "scripts/a.py", QUORUM_SQL, "2026-01-05T10:00:00Z").reacted("maint", "-1"));
-    emu.add_past_comment(REPO, c(301, 3, "quorum[bot]", "NONE", "scripts/b.py", QUORUM_SQL, "2026-01-06T10:00:00Z").reacted("outsider", "-1"));
-    emu.set_thread(REPO, 301, ThreadState { resolved: true, outdated: false, resolved_by: Some("maint".into()) });
+    emu.add_past_comment(
+        REPO,
+        c(
+            101,
+            1,
+            "alice",
+            "MEMBER",
+            "shop/payments.py",
+            "Amounts are integer cents, never float.",
+            "2026-01-02T10:00:00Z",
+        ),
+    );
+    emu.add_past_comment(
+        REPO,
+        c(
+            102,
+            1,
+            "bob",
+            "CONTRIBUTOR",
+            "shop/payments.py",
+            "Done.",
+            "2026-01-02T11:00:00Z",
+        )
+        .reply_to(101),
+    );
+    emu.add_past_comment(
+        REPO,
+        c(
+            201,
+            2,
+            "quorum[bot]",
+            "NONE",
+            "scripts/a.py",
+            QUORUM_SQL,
+            "2026-01-05T10:00:00Z",
+        )
+        .reacted("maint", "-1"),
+    );
+    emu.add_past_comment(
+        REPO,
+        c(
+            301,
+            3,
+            "quorum[bot]",
+            "NONE",
+            "scripts/b.py",
+            QUORUM_SQL,
+            "2026-01-06T10:00:00Z",
+        )
+        .reacted("outsider", "-1"),
+    );
+    emu.set_thread(
+        REPO,
+        301,
+        ThreadState {
+            resolved: true,
+            outdated: false,
+            resolved_by: Some("maint".into()),
+        },
+    );
     for pr in [1, 2, 3] {
         emu.set_merged(REPO, pr);
     }
@@ -53,7 +112,10 @@ async fn ingest_list_decide_export_import_and_search() {
     .unwrap();
     let t = text(&out);
     assert!(out.status.success(), "{t}");
-    assert!(t.contains("indexed 1 threads / skipped 0 / failed 0 (3 pull requests read, 3 pieces of feedback"), "{t}");
+    assert!(
+        t.contains("indexed 1 threads / skipped 0 / failed 0 (3 pull requests read, 3 pieces of feedback"),
+        "{t}"
+    );
     assert!(t.contains("1 memory items (1 active)"), "{t}");
 
     let run = |args: &'static [&'static str]| {
@@ -73,7 +135,12 @@ async fn ingest_list_decide_export_import_and_search() {
     let id = item["id"].as_str().unwrap().to_string();
     // maint's 👎 and resolve count as trusted; the outsider's 👎 does not
     // make it any more active, but is shown as evidence.
-    let whos: Vec<&str> = item["evidence"].as_array().unwrap().iter().map(|e| e["who"].as_str().unwrap()).collect();
+    let whos: Vec<&str> = item["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["who"].as_str().unwrap())
+        .collect();
     assert_eq!(whos, ["maint", "outsider", "maint"], "{item}");
 
     // Retire, then see it retired; approve brings it back.
@@ -94,7 +161,11 @@ async fn ingest_list_decide_export_import_and_search() {
     assert!(retired.status.success(), "{}", text(&retired));
     assert!(text(&listed).contains(&format!("{id}  retired")), "{}", text(&listed));
     assert!(!unknown.status.success());
-    assert!(text(&unknown).contains("no memory item `M-nope`") && text(&unknown).contains(&id), "{}", text(&unknown));
+    assert!(
+        text(&unknown).contains("no memory item `M-nope`") && text(&unknown).contains(&id),
+        "{}",
+        text(&unknown)
+    );
     assert!(exported.status.success(), "{}", text(&exported));
     let yaml = std::fs::read_to_string(d.join("memory.yaml")).unwrap();
     let file = quorum_memory::MemoryFile::parse(&yaml).unwrap();
@@ -109,8 +180,21 @@ async fn ingest_list_decide_export_import_and_search() {
         let f = d3.join("memory.yaml").display().to_string();
         let imported = e.run_owned(&d3, vec!["import".into(), f]);
         let listed = e.run_owned(&d3, vec!["list".into()]);
-        let searched = e.run_owned(&d3, vec!["search".into(), "--as".into(), "alice".into(), "float".into(), "price".into()]);
-        std::fs::write(d3.join("bad.yaml"), "version: 1\nitems:\n  - {kind: suppress, status: active, text: x}\n").unwrap();
+        let searched = e.run_owned(
+            &d3,
+            vec![
+                "search".into(),
+                "--as".into(),
+                "alice".into(),
+                "float".into(),
+                "price".into(),
+            ],
+        );
+        std::fs::write(
+            d3.join("bad.yaml"),
+            "version: 1\nitems:\n  - {kind: suppress, status: active, text: x}\n",
+        )
+        .unwrap();
         let bad = e.run_owned(&d3, vec!["import".into(), d3.join("bad.yaml").display().to_string()]);
         (imported, listed, searched, bad)
     })
@@ -118,10 +202,18 @@ async fn ingest_list_decide_export_import_and_search() {
     .unwrap();
     assert!(imported.status.success(), "{}", text(&imported));
     assert!(text(&listed).contains(&format!("{id}  active")), "{}", text(&listed));
-    assert!(text(&searched).contains("@alice (MEMBER) on shop/payments.py in #1"), "{}", text(&searched));
+    assert!(
+        text(&searched).contains("@alice (MEMBER) on shop/payments.py in #1"),
+        "{}",
+        text(&searched)
+    );
     assert!(text(&searched).contains("bob: Done."), "{}", text(&searched));
     assert!(!bad.status.success());
-    assert!(text(&bad).contains("item 1") && text(&bad).contains("needs a `rule` or a `title`"), "{}", text(&bad));
+    assert!(
+        text(&bad).contains("item 1") && text(&bad).contains("needs a `rule` or a `title`"),
+        "{}",
+        text(&bad)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -133,7 +225,10 @@ async fn a_failed_pull_request_makes_ingest_exit_non_zero_and_a_rerun_finishes()
     let url = emu.url();
     let (first, second) = tokio::task::spawn_blocking(move || {
         let e = GitHubEmulatorUrl(url);
-        (e.run_owned(&d, vec!["ingest".into()]), e.run_owned(&d, vec!["ingest".into()]))
+        (
+            e.run_owned(&d, vec!["ingest".into()]),
+            e.run_owned(&d, vec!["ingest".into()]),
+        )
     })
     .await
     .unwrap();

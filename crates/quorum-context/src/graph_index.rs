@@ -46,6 +46,10 @@ impl GraphIndex {
         }
     }
 
+    pub fn store(&self) -> &Arc<dyn StateStore> {
+        &self.store
+    }
+
     pub fn trees(&self) -> &Arc<dyn TreeSource> {
         &self.trees
     }

@@ -8,8 +8,10 @@
 //!   head files, `.quorum.yml` conventions at the base, and in `graph_rag`
 //!   the impact report over the base graph with the PR head overlaid.
 //! - [`tools::JobTools`]: `get_callers`, `find_tests`, `read_snippet` for one job.
+//! - [`memory`]: the repository's review memory as one review sees it.
 
 mod graph_index;
+pub mod memory;
 mod review;
 pub mod tools;
 

@@ -13,11 +13,25 @@ use crate::GraphIndex;
 
 pub struct ContextBuilder {
     index: Arc<GraphIndex>,
+    memory_policy: quorum_memory::Policy,
 }
 
 impl ContextBuilder {
     pub fn new(index: Arc<GraphIndex>) -> Self {
-        ContextBuilder { index }
+        ContextBuilder {
+            index,
+            memory_policy: quorum_memory::Policy::default(),
+        }
+    }
+
+    /// The trust gates learned memory passes before it applies.
+    pub fn with_memory_policy(mut self, policy: quorum_memory::Policy) -> Self {
+        self.memory_policy = policy;
+        self
+    }
+
+    pub fn memory_policy(&self) -> &quorum_memory::Policy {
+        &self.memory_policy
     }
 
     pub fn index(&self) -> &Arc<GraphIndex> {
@@ -37,14 +51,32 @@ impl ContextBuilder {
         };
         let impact_wanted = needs.impact && ctx.mode == ContextMode::GraphRag;
         if needs.conventions {
+            let mut all = Conventions::default();
             match trees.read_file(repo, &req.base_sha, CONFIG_PATH).await {
                 Ok(Some(yaml)) => match conventions::parse(&yaml) {
-                    Ok(c) => ctx.conventions = Arc::new(c),
+                    Ok(c) => all.extend(c),
                     Err(e) => ctx.notes.push(format!("conventions not applied: {e}")),
                 },
-                Ok(None) => ctx.conventions = Arc::new(Conventions::default()),
+                Ok(None) => {}
                 Err(e) => ctx.notes.push(format!("conventions not read: {e}")),
             }
+            // Review memory's active `avoid` items, checked like the file's.
+            let memory = crate::memory::load(
+                self.index.store().as_ref(),
+                Some(trees.as_ref()),
+                req,
+                &self.memory_policy,
+            )
+            .await;
+            ctx.notes.extend(memory.notes);
+            let specs = memory.set.conventions();
+            if !specs.is_empty() {
+                match conventions::compile(specs, "review memory") {
+                    Ok(learned) => all.extend(learned),
+                    Err(e) => ctx.notes.push(format!("memory conventions not applied: {e}")),
+                }
+            }
+            ctx.conventions = Arc::new(all);
         }
         let mut changes = vec![];
         let files = if needs.head_files || impact_wanted {

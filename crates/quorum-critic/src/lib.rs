@@ -8,7 +8,6 @@
 //! the offline verdict stands and the summary says so.
 
 pub mod judge;
-pub mod memory;
 
 use std::sync::Arc;
 
@@ -95,7 +94,8 @@ impl CriticHandler {
     /// not be read, for the summary.
     async fn apply_memory(&self, aggregated: &AggregatedReview, judged: &mut [JudgedFinding]) -> Option<String> {
         let req = &aggregated.request;
-        let mem = memory::load(self.store.as_ref(), self.context.as_ref(), req, &self.memory_policy).await;
+        let trees = self.context.as_ref().map(|c| c.index().trees().as_ref());
+        let mem = quorum_context::memory::load(self.store.as_ref(), trees, req, &self.memory_policy).await;
         let now = chrono::Utc::now().to_rfc3339();
         for j in judged.iter_mut().filter(|j| j.keep) {
             let Some(s) = mem.set.suppression(&j.finding) else {

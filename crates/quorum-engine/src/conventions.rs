@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use quorum_core::Lang;
-use quorum_core::repo_config::RepoConfig;
+use quorum_core::repo_config::{ConventionSpec, RepoConfig};
 use quorum_core::{AgentRole, Category, Evidence, FileDiff, Finding, Severity};
 use quorum_graph::query::CodeQuery;
 use regex::Regex;
@@ -59,15 +59,21 @@ pub struct Conventions {
 /// field, so a team can fix its file from the message alone.
 pub fn parse(yaml: &str) -> Result<Conventions, String> {
     let cfg = RepoConfig::parse(yaml).map_err(|e| format!("{CONFIG_PATH}: {e}"))?;
-    if cfg.conventions.len() > MAX_RULES {
-        return Err(format!("{CONFIG_PATH}: at most {MAX_RULES} conventions"));
+    compile(cfg.conventions, CONFIG_PATH)
+}
+
+/// Compiles conventions given as specs (review memory's `avoid` items);
+/// `origin` names where they came from in errors.
+pub fn compile(specs: Vec<ConventionSpec>, origin: &str) -> Result<Conventions, String> {
+    if specs.len() > MAX_RULES {
+        return Err(format!("{origin}: at most {MAX_RULES} conventions"));
     }
     let mut seen = HashSet::new();
     let mut rules = vec![];
-    for spec in cfg.conventions {
-        let at = |m: String| format!("{CONFIG_PATH}: convention `{}`: {m}", spec.id);
+    for spec in specs {
+        let at = |m: String| format!("{origin}: convention `{}`: {m}", spec.id);
         if spec.id.trim().is_empty() {
-            return Err(format!("{CONFIG_PATH}: a convention has an empty `id`"));
+            return Err(format!("{origin}: a convention has an empty `id`"));
         }
         if !seen.insert(spec.id.clone()) {
             return Err(at("duplicate id".into()));
@@ -117,6 +123,11 @@ fn globs(patterns: &[String]) -> Result<Option<GlobSet>, globset::Error> {
 }
 
 impl Conventions {
+    /// Adds another set's rules (memory's beside `.quorum.yml`'s).
+    pub fn extend(&mut self, other: Conventions) {
+        self.rules.extend(other.rules);
+    }
+
     /// `(id, message)` of every rule, for a model's prompt.
     pub fn summaries(&self) -> Vec<(String, String)> {
         self.rules.iter().map(|r| (r.id.clone(), r.message.clone())).collect()

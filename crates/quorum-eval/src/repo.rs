@@ -14,7 +14,8 @@ pub struct CaseRepo {
     pub head: String,
 }
 
-fn git(dir: &Path, args: &[&str]) -> std::io::Result<String> {
+/// Runs git in `dir` with a fixed identity; the error carries its stderr.
+pub fn git(dir: &Path, args: &[&str]) -> std::io::Result<String> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)

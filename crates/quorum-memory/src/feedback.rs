@@ -26,12 +26,16 @@ pub struct Person {
     pub association: Association,
 }
 
-/// Whether the team took or dismissed a finding.
+/// What a piece of evidence says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
+    /// The team dismissed one of Quorum's findings.
     Rejected,
+    /// The team took one of Quorum's findings.
     Accepted,
+    /// A reviewer asked a change not to do something (an `avoid` item).
+    Asked,
 }
 
 /// One piece of evidence about a kind of finding in a scope.
@@ -239,7 +243,7 @@ fn contains_phrase(text: &str, phrase: &str) -> bool {
     false
 }
 
-fn excerpt(body: &str) -> String {
+pub(crate) fn excerpt(body: &str) -> String {
     let text = quorum_core::strip_markers(body);
     let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
     let mut s: String = line.chars().take(80).collect();

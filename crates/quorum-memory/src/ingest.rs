@@ -16,7 +16,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
 
-use crate::feedback::{Person, Reaction, observe};
+use crate::feedback::{Observation, Person, Reaction, Verdict, observe};
+use crate::item::{ItemKey, Kind};
 use crate::learn::{MemoryState, parse_time};
 use crate::past::PastThread;
 use crate::thread::{PastComment, assemble};
@@ -118,6 +119,8 @@ pub struct IngestSummary {
     pub threads_indexed: usize,
     /// Pieces of evidence about Quorum's own comments.
     pub feedback: usize,
+    /// Things reviewers asked changes not to do (in merged PRs).
+    pub asks: usize,
     /// What was left out, each with why.
     pub skipped: Vec<String>,
     /// What could not be read; a rerun tries again.
@@ -129,12 +132,13 @@ pub struct IngestSummary {
 impl IngestSummary {
     pub fn line(&self) -> String {
         format!(
-            "indexed {} threads / skipped {} / failed {} ({} pull requests read, {} pieces of feedback on Quorum's comments)",
+            "indexed {} threads / skipped {} / failed {} ({} pull requests read, {} pieces of feedback on Quorum's comments, {} asks to avoid something)",
             self.threads_indexed,
             self.skipped.len(),
             self.failed.len(),
             self.prs_read,
-            self.feedback
+            self.feedback,
+            self.asks
         )
     }
 }
@@ -267,9 +271,31 @@ fn apply(state: &mut MemoryState, summary: &mut IngestSummary, pr: u64, h: PrHis
         } else {
             state.threads.insert(t.root.id, PastThread::from_thread(t, true));
             summary.threads_indexed += 1;
+            let asks = crate::asks::avoid_asks(&t.root.body, &t.root.diff_hunk);
+            summary.asks += asks.len();
+            for name in asks {
+                feedback.push(Observation {
+                    key: ItemKey {
+                        kind: Kind::Avoid,
+                        scope: crate::asks::scope_for(&t.root.path),
+                        rule: None,
+                        title: None,
+                        pattern: Some(crate::asks::pattern_for(&name)),
+                    },
+                    verdict: Verdict::Asked,
+                    how: format!("asked: {}", crate::feedback::excerpt(&t.root.body)),
+                    who: Person {
+                        login: t.root.author.clone(),
+                        association: t.root.association,
+                    },
+                    pr,
+                    url: t.root.url.clone(),
+                    at: t.root.created_at.clone(),
+                });
+            }
         }
     }
-    summary.feedback += feedback.len();
+    summary.feedback += feedback.iter().filter(|o| o.verdict != Verdict::Asked).count();
     for o in &feedback {
         state.first_seen.entry(o.key.id()).or_insert_with(|| now.to_rfc3339());
     }

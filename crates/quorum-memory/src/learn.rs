@@ -110,6 +110,65 @@ pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
 }
 
+/// Where a kind of finding was dismissed, as the scopes items get: the
+/// deepest directory whose evidence reaches the gates, taken greedily, so
+/// dismissals in `tools/` and `tools/sync/` make one item for `tools/**`
+/// while two in `app/cleanup/` stay `app/cleanup/**`. Never wider than a
+/// top-level directory: a repository-wide suppression is for an operator
+/// or a committed file to make. A file at the root is its own scope.
+fn suppress_scopes<'a>(
+    obs: &[&'a Observation],
+    state: &MemoryState,
+    policy: &Policy,
+) -> Vec<(String, Vec<&'a Observation>)> {
+    let dir_of = |o: &Observation| o.key.scope.strip_suffix("/**").map(str::to_string);
+    let inside = |dir: &str, o: &Observation| dir_of(o).is_some_and(|d| d == dir || d.starts_with(&format!("{dir}/")));
+    let mut out = vec![];
+    // Root files: as they are.
+    let mut roots: BTreeMap<&str, Vec<&Observation>> = BTreeMap::new();
+    for o in obs.iter().filter(|o| dir_of(o).is_none()) {
+        roots.entry(o.key.scope.as_str()).or_default().push(o);
+    }
+    out.extend(roots.into_iter().map(|(s, v)| (s.to_string(), v)));
+    let mut left: Vec<&Observation> = obs.iter().copied().filter(|o| dir_of(o).is_some()).collect();
+    loop {
+        let mut candidates: BTreeSet<String> = BTreeSet::new();
+        for o in &left {
+            let d = dir_of(o).expect("filtered");
+            let parts: Vec<&str> = d.split('/').collect();
+            for n in 1..=parts.len() {
+                candidates.insert(parts[..n].join("/"));
+            }
+        }
+        let mut by_depth: Vec<String> = candidates.into_iter().collect();
+        by_depth.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
+        let chosen = by_depth.into_iter().find(|dir| {
+            let within: Vec<&Observation> = left.iter().copied().filter(|o| inside(dir, o)).collect();
+            let prs = |v: Verdict| {
+                within
+                    .iter()
+                    .filter(|o| o.verdict == v)
+                    .map(|o| o.pr)
+                    .collect::<BTreeSet<_>>()
+            };
+            let (rejected, accepted) = (prs(Verdict::Rejected), prs(Verdict::Accepted));
+            let decided = state.decisions.contains_key(
+                &ItemKey {
+                    scope: format!("{dir}/**"),
+                    ..within[0].key.clone()
+                }
+                .id(),
+            );
+            decided || (rejected.len() >= policy.min_prs.max(1) && accepted.len() < rejected.len())
+        });
+        let Some(dir) = chosen else { break };
+        let (within, rest): (Vec<&Observation>, Vec<&Observation>) = left.into_iter().partition(|o| inside(&dir, o));
+        out.push((format!("{dir}/**"), within));
+        left = rest;
+    }
+    out
+}
+
 /// The items the evidence supports, with operator decisions applied.
 ///
 /// A kind of finding becomes a `suppress` item when it was rejected in at
@@ -121,36 +180,60 @@ pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
 /// wins over the gates; an active item that has not matched for
 /// `stale_after_days` returns to `suggested`.
 pub fn derive_items(state: &MemoryState, policy: &Policy, now: DateTime<Utc>) -> Vec<MemoryItem> {
-    let mut by_key: BTreeMap<&ItemKey, Vec<&Observation>> = BTreeMap::new();
+    let mut by_key: BTreeMap<ItemKey, Vec<&Observation>> = BTreeMap::new();
+    let mut suppress: BTreeMap<ItemKey, Vec<&Observation>> = BTreeMap::new();
     for obs in state.evidence.values().flatten() {
-        by_key.entry(&obs.key).or_default().push(obs);
+        if obs.key.kind == Kind::Suppress {
+            let identity = ItemKey {
+                scope: String::new(),
+                ..obs.key.clone()
+            };
+            suppress.entry(identity).or_default().push(obs);
+        } else {
+            by_key.entry(obs.key.clone()).or_default().push(obs);
+        }
+    }
+    for (identity, obs) in suppress {
+        for (scope, within) in suppress_scopes(&obs, state, policy) {
+            by_key.insert(
+                ItemKey {
+                    scope,
+                    ..identity.clone()
+                },
+                within,
+            );
+        }
     }
     let mut items = vec![];
-    for (key, obs) in by_key {
-        if key.kind != Kind::Suppress {
-            continue;
-        }
+    for (key, obs) in &by_key {
+        let key = key.clone();
+        // What speaks for the item: dismissals of a finding (suppress), or
+        // reviewers' asks (avoid); only findings can also be taken.
+        let support = match key.kind {
+            Kind::Suppress => Verdict::Rejected,
+            Kind::Avoid | Kind::Prefer => Verdict::Asked,
+        };
         let prs = |verdict: Verdict, trusted_only: bool| -> BTreeSet<u64> {
             obs.iter()
                 .filter(|o| o.verdict == verdict && (!trusted_only || o.who.association.is_trusted()))
                 .map(|o| o.pr)
                 .collect()
         };
-        let rejected = prs(Verdict::Rejected, false);
+        let rejected = prs(support, false);
         let accepted = prs(Verdict::Accepted, false);
         let id = key.id();
         let decision = state.decisions.get(&id);
         if decision.is_none() && (rejected.len() < policy.min_prs.max(1) || accepted.len() >= rejected.len()) {
             continue;
         }
-        let trusted = prs(Verdict::Rejected, true);
+        let trusted = prs(support, true);
         // When the gates were met: the time of the trusted rejection that
         // made up the `min_prs`-th PR.
         let mut trusted_times: Vec<DateTime<Utc>> = trusted
             .iter()
             .filter_map(|pr| {
                 obs.iter()
-                    .filter(|o| o.pr == *pr && o.verdict == Verdict::Rejected && o.who.association.is_trusted())
+                    .filter(|o| o.pr == *pr && o.verdict == support && o.who.association.is_trusted())
                     .filter_map(|o| parse_time(&o.at))
                     .min()
             })
@@ -169,7 +252,7 @@ pub fn derive_items(state: &MemoryState, policy: &Policy, now: DateTime<Utc>) ->
             None => (
                 Status::Suggested,
                 Some(format!(
-                    "needs rejections by an owner, member or collaborator in {} pull requests ({} so far)",
+                    "needs evidence from an owner, member or collaborator in {} pull requests ({} so far)",
                     policy.min_prs,
                     trusted.len()
                 )),
@@ -206,7 +289,7 @@ pub fn derive_items(state: &MemoryState, policy: &Policy, now: DateTime<Utc>) ->
         }
         let evidence: Vec<EvidenceLink> = obs
             .iter()
-            .filter(|o| o.verdict == Verdict::Rejected)
+            .filter(|o| o.verdict == support)
             .map(|o| EvidenceLink {
                 pr: o.pr,
                 url: o.url.clone(),
@@ -216,16 +299,34 @@ pub fn derive_items(state: &MemoryState, policy: &Policy, now: DateTime<Utc>) ->
                 at: o.at.clone(),
             })
             .collect();
-        let what = match (&key.rule, &key.title) {
-            (Some(rule), _) => format!("`{rule}` findings"),
-            (None, Some(title)) => format!("findings titled \"{title}\""),
-            (None, None) => "these findings".to_string(),
+        let text = match key.kind {
+            Kind::Suppress => {
+                let what = match (&key.rule, &key.title) {
+                    (Some(rule), _) => format!("`{rule}` findings"),
+                    (None, Some(title)) => format!("findings titled \"{title}\""),
+                    (None, None) => "these findings".to_string(),
+                };
+                format!(
+                    "{what} are not wanted in `{}`: rejected in {} pull requests",
+                    key.scope,
+                    rejected.len()
+                )
+            }
+            Kind::Avoid | Kind::Prefer => {
+                let mut asked: Vec<String> = obs
+                    .iter()
+                    .filter(|o| o.verdict == support)
+                    .map(|o| format!("@{} in #{}", o.who.login, o.pr))
+                    .collect();
+                asked.dedup();
+                let name = key
+                    .pattern
+                    .as_deref()
+                    .map(crate::asks::identifier_of)
+                    .unwrap_or_default();
+                format!("Avoid `{name}` in `{}`, as {} asked", key.scope, asked.join(", "))
+            }
         };
-        let text = format!(
-            "{what} are not wanted in `{}`: rejected in {} pull requests",
-            key.scope,
-            rejected.len()
-        );
         items.push(MemoryItem {
             id,
             key: key.clone(),
@@ -373,6 +474,42 @@ mod tests {
         // A recent match keeps it active.
         s.last_matched.insert(id, "2026-04-10T00:00:00Z".into());
         assert_eq!(derive_items(&s, &policy, in_april)[0].status, Status::Active);
+    }
+
+    fn at_path(pr: u64, who: &str, path: &str) -> Observation {
+        Observation {
+            key: ItemKey::suppress_for(Some("missing-timeout"), "", path),
+            ..obs(pr, who, Association::Member, Verdict::Rejected, JAN)
+        }
+    }
+
+    #[test]
+    fn scopes_are_the_deepest_directory_holding_enough_evidence() {
+        let scopes = |o: Vec<Observation>| -> Vec<String> {
+            derive_items(&state(o), &Policy::default(), now())
+                .into_iter()
+                .map(|m| m.key.scope)
+                .collect()
+        };
+        // Siblings under tools/: one item for tools/.
+        assert_eq!(
+            scopes(vec![
+                at_path(1, "a", "tools/fetch.py"),
+                at_path(2, "b", "tools/sync/mirror.py")
+            ]),
+            ["tools/**"]
+        );
+        // Two in one directory stay there, even with a third elsewhere in app/.
+        assert_eq!(
+            scopes(vec![
+                at_path(1, "a", "app/cleanup/tmp.py"),
+                at_path(2, "b", "app/cleanup/cache.py"),
+                at_path(3, "c", "app/api/views.py"),
+            ]),
+            ["app/cleanup/**"]
+        );
+        // Never the whole repository by itself.
+        assert!(scopes(vec![at_path(1, "a", "scripts/x.py"), at_path(2, "b", "tools/y.py")]).is_empty());
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! No IO: the SCM adapters fetch, the store keeps the state, services apply.
 
 pub mod apply;
+pub mod asks;
 pub mod association;
 pub mod feedback;
 pub mod file;

@@ -1,13 +1,9 @@
-//! Review memory in the critic (F-MEM-3): the repository's active
-//! `suppress` items drop the findings they cover, each with the item as its
-//! reason ("memory M-1a2b3c: rejected ×3 by @a, @b"). The finding stays in
-//! the review's rejected list, the metrics (`decision="memory"`) and the
-//! log — never silently gone. Memory that cannot be read is a note on the
-//! summary, never a failed review.
+//! A repository's review memory as one review sees it (F-MEM-3): learned
+//! state from the store under the `.quorum/memory.yaml` committed at the
+//! PR's base. The critic drops what active `suppress` items cover; the
+//! agents check active `avoid` items as conventions. Memory that cannot be
+//! read is a note, never a failed review.
 
-use std::sync::Arc;
-
-use quorum_context::ContextBuilder;
 use quorum_core::ReviewRequest;
 use quorum_memory::{MEMORY_PATH, MemoryFile, MemorySet, MemoryState, Policy, items_for};
 use quorum_store::StateStore;
@@ -23,7 +19,7 @@ pub struct ReviewMemory {
 /// `.quorum.yml`).
 pub async fn load(
     store: &dyn StateStore,
-    context: Option<&Arc<ContextBuilder>>,
+    trees: Option<&dyn quorum_scm::TreeSource>,
     req: &ReviewRequest,
     policy: &Policy,
 ) -> ReviewMemory {
@@ -46,8 +42,8 @@ pub async fn load(
         Ok(m) => state.last_matched = m,
         Err(e) => tracing::warn!(repo, error = %e, "memory matches not read; staleness judged without them"),
     }
-    let committed = match context {
-        Some(ctx) => match ctx.index().trees().read_file(repo, &req.base_sha, MEMORY_PATH).await {
+    let committed = match trees {
+        Some(trees) => match trees.read_file(repo, &req.base_sha, MEMORY_PATH).await {
             Ok(Some(text)) => match MemoryFile::parse(&text) {
                 Ok(f) => Some(f),
                 Err(e) => {
@@ -69,4 +65,30 @@ pub async fn load(
         MemorySet::default()
     });
     ReviewMemory { set, notes }
+}
+
+/// The trust gates of learned memory, as flags every service that applies
+/// memory (the agents, the critic) flattens in, so both apply the same.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MemoryArgs {
+    /// Distinct pull requests with evidence before a learned item is
+    /// suggested or made active.
+    #[arg(long, env = "QUORUM_MEMORY_MIN_PRS", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
+    pub memory_min_prs: u64,
+    /// Days a learned item waits as suggested before it applies by itself.
+    #[arg(long, env = "QUORUM_MEMORY_APPROVAL_DELAY_DAYS", default_value_t = 0)]
+    pub memory_approval_delay_days: u32,
+    /// Days without a match after which an active item is re-validated.
+    #[arg(long, env = "QUORUM_MEMORY_STALE_AFTER_DAYS", default_value_t = 180)]
+    pub memory_stale_after_days: u32,
+}
+
+impl MemoryArgs {
+    pub fn policy(&self) -> Policy {
+        Policy {
+            min_prs: self.memory_min_prs as usize,
+            approval_delay_days: self.memory_approval_delay_days.into(),
+            stale_after_days: self.memory_stale_after_days.into(),
+        }
+    }
 }
