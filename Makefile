@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo docs-check mcp-check eval-memory eval-memory-check test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: run demo docs-check mcp-check eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -114,6 +114,11 @@ mcp-check: build
 eval-memory: build
 	$(BIN)/quorum eval-memory --cases eval/memory/cases --out eval/memory/results.json
 	python3 eval/memory/check.py eval/memory/results.json
+
+# Review-memory ingest against the emulated GitHub with a 50 ms round trip
+# (BENCH_LATENCY_MS): threads/s by concurrency and what a second run asks.
+bench-memory: deps
+	cargo test -p quorum-scm --test github_history -- --ignored --nocapture bench_ingest
 
 eval-memory-check: build
 	$(BIN)/quorum eval-memory --cases eval/memory/cases --out $${TMPDIR:-/tmp}/quorum-memory-results.json

@@ -51,6 +51,10 @@ pub struct Observation {
     /// RFC 3339, when it was said (or the comment's time when the SCM
     /// does not date the signal).
     pub at: String,
+    /// Read from what someone did (resolved a thread), not from what they
+    /// said: explicit words outweigh it in the same pull request.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inferred: bool,
 }
 
 /// A reaction whose author is known (GitHub lists them per comment).
@@ -98,6 +102,7 @@ pub fn observe(thread: &Thread, reactions: &[Reaction], resolved_by: Option<&Per
     let root = &thread.root;
     let mut out = vec![];
     let mut push = |verdict, how: String, who: Person, c: &PastComment| {
+        let inferred = how.starts_with("resolved");
         out.push(Observation {
             key: key.clone(),
             verdict,
@@ -106,6 +111,7 @@ pub fn observe(thread: &Thread, reactions: &[Reaction], resolved_by: Option<&Per
             pr: root.pr,
             url: c.url.clone(),
             at: c.created_at.clone(),
+            inferred,
         })
     };
     for r in reactions {

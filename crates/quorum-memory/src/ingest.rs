@@ -291,6 +291,7 @@ fn apply(state: &mut MemoryState, summary: &mut IngestSummary, pr: u64, h: PrHis
                     pr,
                     url: t.root.url.clone(),
                     at: t.root.created_at.clone(),
+                    inferred: false,
                 });
             }
         }

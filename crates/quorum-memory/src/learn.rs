@@ -110,6 +110,50 @@ pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
 }
 
+/// What each pull request said, once: the strongest voices decide —
+/// trusted people's explicit words (replies, reactions) first, then their
+/// inferred signals (a resolve with or without a change), then everyone
+/// else's in the same order. Within a tier the majority wins; a tie says
+/// nothing. `(verdict, whether trusted people gave it)`.
+pub fn pr_verdicts(obs: &[&Observation]) -> BTreeMap<u64, (Verdict, bool)> {
+    let mut by_pr: BTreeMap<u64, Vec<&Observation>> = BTreeMap::new();
+    for o in obs {
+        by_pr.entry(o.pr).or_default().push(o);
+    }
+    let mut out = BTreeMap::new();
+    for (pr, list) in by_pr {
+        for (trusted, inferred) in [(true, false), (true, true), (false, false), (false, true)] {
+            let tier: Vec<&Observation> = list
+                .iter()
+                .copied()
+                .filter(|o| o.who.association.is_trusted() == trusted && o.inferred == inferred)
+                .collect();
+            if tier.is_empty() {
+                continue;
+            }
+            if let Some(v) = majority(&tier) {
+                out.insert(pr, (v, trusted));
+            }
+            break;
+        }
+    }
+    out
+}
+
+fn majority(tier: &[&Observation]) -> Option<Verdict> {
+    let mut counts: BTreeMap<Verdict, usize> = BTreeMap::new();
+    for o in tier {
+        *counts.entry(o.verdict).or_default() += 1;
+    }
+    let mut ranked: Vec<(Verdict, usize)> = counts.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1));
+    match ranked.as_slice() {
+        [(v, _)] => Some(*v),
+        [(v, a), (_, b), ..] if a > b => Some(*v),
+        _ => None,
+    }
+}
+
 /// Where a kind of finding was dismissed, as the scopes items get: the
 /// deepest directory whose evidence reaches the gates, taken greedily, so
 /// dismissals in `tools/` and `tools/sync/` make one item for `tools/**`
@@ -144,13 +188,8 @@ fn suppress_scopes<'a>(
         by_depth.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
         let chosen = by_depth.into_iter().find(|dir| {
             let within: Vec<&Observation> = left.iter().copied().filter(|o| inside(dir, o)).collect();
-            let prs = |v: Verdict| {
-                within
-                    .iter()
-                    .filter(|o| o.verdict == v)
-                    .map(|o| o.pr)
-                    .collect::<BTreeSet<_>>()
-            };
+            let verdicts = pr_verdicts(&within);
+            let prs = |v: Verdict| verdicts.values().filter(|(x, _)| *x == v).count();
             let (rejected, accepted) = (prs(Verdict::Rejected), prs(Verdict::Accepted));
             let decided = state.decisions.contains_key(
                 &ItemKey {
@@ -159,7 +198,7 @@ fn suppress_scopes<'a>(
                 }
                 .id(),
             );
-            decided || (rejected.len() >= policy.min_prs.max(1) && accepted.len() < rejected.len())
+            decided || (rejected >= policy.min_prs.max(1) && accepted < rejected)
         });
         let Some(dir) = chosen else { break };
         let (within, rest): (Vec<&Observation>, Vec<&Observation>) = left.into_iter().partition(|o| inside(&dir, o));
@@ -213,10 +252,12 @@ pub fn derive_items(state: &MemoryState, policy: &Policy, now: DateTime<Utc>) ->
             Kind::Suppress => Verdict::Rejected,
             Kind::Avoid | Kind::Prefer => Verdict::Asked,
         };
+        let verdicts = pr_verdicts(obs);
         let prs = |verdict: Verdict, trusted_only: bool| -> BTreeSet<u64> {
-            obs.iter()
-                .filter(|o| o.verdict == verdict && (!trusted_only || o.who.association.is_trusted()))
-                .map(|o| o.pr)
+            verdicts
+                .iter()
+                .filter(|(_, (v, trusted))| *v == verdict && (!trusted_only || *trusted))
+                .map(|(pr, _)| *pr)
                 .collect()
         };
         let rejected = prs(support, false);
@@ -359,6 +400,7 @@ mod tests {
             pr,
             url: format!("https://github.com/o/r/pull/{pr}#discussion_r1"),
             at: at.into(),
+            inferred: false,
         }
     }
 
@@ -474,6 +516,24 @@ mod tests {
         // A recent match keeps it active.
         s.last_matched.insert(id, "2026-04-10T00:00:00Z".into());
         assert_eq!(derive_items(&s, &policy, in_april)[0].status, Status::Active);
+    }
+
+    #[test]
+    fn in_one_pull_request_trusted_words_outweigh_inferred_signals_and_outsiders() {
+        let mut resolved = obs(1, "alice", Association::Member, Verdict::Accepted, JAN);
+        resolved.inferred = true;
+        let said = obs(1, "alice", Association::Member, Verdict::Rejected, JAN);
+        let outsider = obs(2, "guest", Association::None, Verdict::Accepted, JAN);
+        let owner = obs(2, "bob", Association::Owner, Verdict::Rejected, JAN);
+        let tie_a = obs(3, "bob", Association::Owner, Verdict::Rejected, JAN);
+        let tie_b = obs(3, "alice", Association::Member, Verdict::Accepted, JAN);
+        let all = [&resolved, &said, &outsider, &owner, &tie_a, &tie_b];
+        let v = pr_verdicts(&all);
+        assert_eq!(v[&1], (Verdict::Rejected, true));
+        assert_eq!(v[&2], (Verdict::Rejected, true));
+        assert!(!v.contains_key(&3), "a tie says nothing");
+        let only_outsiders = [&outsider];
+        assert_eq!(pr_verdicts(&only_outsiders)[&2], (Verdict::Accepted, false));
     }
 
     fn at_path(pr: u64, who: &str, path: &str) -> Observation {

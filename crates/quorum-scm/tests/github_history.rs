@@ -280,3 +280,86 @@ async fn faults_mid_run_fail_that_pr_and_a_rerun_resumes() {
     assert_eq!(state.threads, clean.threads);
     assert_eq!(state.cursor, clean.cursor);
 }
+
+/// `make bench-memory`: ingest throughput against the emulated GitHub with
+/// a realistic round trip, by concurrency, and what a second run asks.
+/// Figures go to docs/benchmarks.md; nothing is asserted about time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: make bench-memory"]
+async fn bench_ingest() {
+    const PRS: u64 = 120;
+    let latency = Duration::from_millis(
+        std::env::var("BENCH_LATENCY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(50),
+    );
+    let emu = GitHubEmulator::with_token(TOKEN).await;
+    let c = PastReviewComment::new;
+    let mut id = 1;
+    for pr in 1..=PRS {
+        for t in 0..3 {
+            let at = format!("2026-03-{:02}T{:02}:{:02}:00Z", 1 + pr % 28, pr % 24, t * 10);
+            emu.add_past_comment(
+                REPO,
+                c(
+                    id,
+                    pr,
+                    "alice",
+                    "MEMBER",
+                    "shop/payments.py",
+                    "Amounts are integer cents, never `float`.",
+                    &at,
+                ),
+            );
+            emu.add_past_comment(
+                REPO,
+                c(id + 1, pr, "bob", "CONTRIBUTOR", "shop/payments.py", "Done.", &at).reply_to(id),
+            );
+            id += 2;
+        }
+        emu.set_merged(REPO, pr);
+    }
+    emu.set_latency(latency);
+    println!(
+        "ingest of {PRS} merged PRs × 3 threads (2 comments each), {} ms per request:",
+        latency.as_millis()
+    );
+    for concurrency in [1, 4, 8] {
+        let source = GitHubHistory::new(client(&emu), HttpCache::in_memory());
+        let mut state = MemoryState::default();
+        let before = emu.requests().len();
+        let started = std::time::Instant::now();
+        let opts = IngestOptions {
+            concurrency,
+            ..Default::default()
+        };
+        let s = ingest(&source, &Saved::default(), REPO, &mut state, &opts, &|_, _| {})
+            .await
+            .unwrap();
+        let secs = started.elapsed().as_secs_f64();
+        let requests = emu.requests().len() - before;
+        println!(
+            "  concurrency {concurrency}: {} threads in {secs:.1} s = {:.1} threads/s, {requests} requests",
+            s.threads_indexed,
+            s.threads_indexed as f64 / secs
+        );
+        if concurrency == 8 {
+            let before = emu.requests().len();
+            let started = std::time::Instant::now();
+            let again = ingest(&source, &Saved::default(), REPO, &mut state, &opts, &|_, _| {})
+                .await
+                .unwrap();
+            let asked: Vec<String> = emu.requests()[before..]
+                .iter()
+                .map(|(m, u, _)| format!("{m} {u}"))
+                .collect();
+            println!(
+                "  second run (warm cache, cursor at the last comment): {} requests in {:.2} s, {} PRs re-read: {asked:?}",
+                asked.len(),
+                started.elapsed().as_secs_f64(),
+                again.prs_read
+            );
+        }
+    }
+}

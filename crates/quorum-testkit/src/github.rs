@@ -107,6 +107,8 @@ struct EmuState {
     violations: Vec<String>,
     next_id: u64,
     history: History,
+    /// Added to every answer (a benchmark's realistic round trip).
+    latency: std::time::Duration,
 }
 
 /// The running emulator.
@@ -647,6 +649,10 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let latency = state.lock().expect("emulator state").latency;
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
     let mut st = state.lock().expect("emulator state");
     let path = uri.path().to_string();
     let parsed: Value = if body.is_empty() {
@@ -709,6 +715,7 @@ impl GitHubEmulator {
             violations: vec![],
             next_id: 1000,
             history: History::default(),
+            latency: std::time::Duration::ZERO,
         }));
         let app = Router::new().fallback(handle).with_state(state.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -777,6 +784,11 @@ impl GitHubEmulator {
     /// `permission`: admin, maintain, write, triage or read.
     pub fn set_permission(&self, repo: &str, user: &str, permission: &str) {
         self.with(|s| s.permissions.insert((repo.into(), user.into()), permission.into()));
+    }
+
+    /// Every answer waits this long first (GitHub's round trip is 50–300 ms).
+    pub fn set_latency(&self, latency: std::time::Duration) {
+        self.with(|s| s.latency = latency);
     }
 
     /// The next call with `method` whose path contains `path_part` fails so.

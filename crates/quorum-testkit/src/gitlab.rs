@@ -29,6 +29,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::github::{decode_path, query};
+use crate::gitlab_history::History;
+pub use crate::gitlab_history::{PastDiscussion, PastMr, PastNote};
 
 /// A changed file of an emulated merge request (`merge_requests/:iid/diffs`).
 #[derive(Debug, Clone)]
@@ -119,6 +121,7 @@ struct EmuState {
     log: Vec<(String, String, u16)>,
     violations: Vec<String>,
     next_id: u64,
+    history: History,
 }
 
 /// The running emulator.
@@ -343,7 +346,37 @@ impl EmuState {
         };
         // The project id arrives URL-encoded (`group%2Fproject`).
         let project = decode_path(id);
+        let past = |st: &EmuState, iid: &str| {
+            iid.parse::<u64>()
+                .ok()
+                .filter(|n| st.history.has(&project, *n) && st.mr(&project, iid).is_none())
+        };
         match (m, tail) {
+            ("GET", ["merge_requests"]) => match self.history.list(&project, &query(uri)) {
+                Ok(items) => Self::page(items, uri),
+                Err(e) => {
+                    self.violations.push(format!("GET merge_requests: {e}"));
+                    error(400, &e)
+                }
+            },
+            ("GET", ["merge_requests", iid]) if past(self, iid).is_some() => {
+                let n = past(self, iid).expect("checked");
+                (200, self.history.mr(&project, n).expect("known"), vec![])
+            }
+            ("GET", ["merge_requests", iid, "discussions"]) => {
+                let n: u64 = iid.parse().unwrap_or(0);
+                match self.history.discussions(&project, n, &self.users) {
+                    Some(items) => Self::page(items, uri),
+                    None => error(404, "404 Not found"),
+                }
+            }
+            ("GET", ["merge_requests", iid, "notes", note, "award_emoji"]) => {
+                let (n, note) = (iid.parse().unwrap_or(0), note.parse().unwrap_or(0));
+                match self.history.awards(&project, n, note, &self.users) {
+                    Some(items) => Self::page(items, uri),
+                    None => error(404, "404 Not found"),
+                }
+            }
             ("GET", ["merge_requests", iid]) => match self.mr(&project, iid) {
                 Some(mr) => (200, self.mr_json(&project, &mr), vec![]),
                 None => error(404, "404 Not found"),
@@ -604,6 +637,7 @@ impl GitLabEmulator {
             log: vec![],
             violations: vec![],
             next_id: 2000,
+            history: History::default(),
         }));
         let app = Router::new().fallback(handle).with_state(state.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -657,6 +691,11 @@ impl GitLabEmulator {
             let id = *s.users.entry(username.into()).or_insert(next);
             s.access.insert((project.into(), id), access_level);
         });
+    }
+
+    /// A past merge request with its discussions (review memory's input).
+    pub fn add_past_mr(&self, project: &str, mr: PastMr) {
+        self.with(|s| s.history.add(project, mr));
     }
 
     /// The next call with `method` whose path contains `path_part` fails so.

@@ -110,6 +110,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 pub mod github;
 mod github_history;
 pub mod gitlab;
+mod gitlab_history;
 pub mod openapi;
 pub mod scripted_model;
 pub mod store_contract;

@@ -7,6 +7,7 @@
 mod change;
 mod client;
 mod config;
+pub mod history;
 mod sink;
 mod tree;
 
@@ -14,3 +15,4 @@ use change::DiffRefs;
 pub use change::{MAX_MR_FILES, is_bot};
 pub use client::{GitLab, GitLabError, GitLabResponse, error_message};
 pub use config::{DEFAULT_URL, GitLabArgs, GitLabConfig};
+pub use history::GitLabHistory;
