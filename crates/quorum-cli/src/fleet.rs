@@ -43,6 +43,9 @@ pub struct FleetOptions {
     /// The hybrid index the indexer fills and the model agents search;
     /// `None`: the graph only.
     pub search: Option<Arc<quorum_search::HybridIndex>>,
+    /// Review history the indexer refreshes memory from on a branch's
+    /// index request; `None`: memory changes only through `quorum memory`.
+    pub memory_refresh: Option<quorum_indexer::MemoryRefresh>,
 }
 
 impl FleetOptions {
@@ -65,6 +68,7 @@ impl FleetOptions {
             scm: None,
             gitlab_webhook_token: None,
             search: None,
+            memory_refresh: None,
         }
     }
 }
@@ -146,6 +150,7 @@ impl Fleet {
                 store.clone(),
                 index.clone(),
                 opts.search.clone(),
+                opts.memory_refresh.clone(),
                 shutdown.clone(),
             )
             .await?,

@@ -25,6 +25,18 @@ struct McpArgs {
     /// The name tools take as `repo` (default: the directory's name).
     #[arg(long)]
     name: Option<String>,
+    /// Answer `past_reviews` from this repository's review memory
+    /// (`owner/name`, as `quorum memory ingest --repo` stored it).
+    #[arg(long)]
+    memory: Option<String>,
+    /// Where that memory is: the fleet's Redis…
+    #[arg(long, env = "REDIS_URL")]
+    redis_url: Option<String>,
+    #[arg(long, env = "QUORUM_REDIS_PREFIX", default_value = "quorum:")]
+    redis_prefix: String,
+    /// …or the state directory of `quorum memory`.
+    #[arg(long, env = "QUORUM_MEMORY_DIR")]
+    memory_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -266,7 +278,17 @@ async fn main() -> anyhow::Result<()> {
             };
             let repo = quorum_mcp::Repo::load(&name, &args.repo).await?;
             eprintln!("quorum mcp: serving `{name}` ({} files) on stdio", repo.file_count());
-            quorum_mcp::serve_stdio(repo).await?;
+            let mut server = quorum_mcp::QuorumMcp::new(repo);
+            if let Some(memory_repo) = args.memory {
+                let state = quorum_cli::memory_cmd::StateArgs {
+                    repo: memory_repo,
+                    redis_url: args.redis_url,
+                    redis_prefix: args.redis_prefix,
+                    state_dir: args.memory_dir,
+                };
+                server = server.with_memory(quorum_cli::memory_cmd::memory_source(&state).await?);
+            }
+            quorum_mcp::serve_stdio(server).await?;
         }
         Command::BenchSearch(args) => {
             quiet_logs();
@@ -323,6 +345,7 @@ async fn main() -> anyhow::Result<()> {
                     publish_mode: args.publish_mode,
                     llm,
                     search: quorum_search::open_index(&args.search).await?,
+                    memory_refresh: quorum_indexer::MemoryRefresh::from_api(api.as_ref(), 100),
                 },
                 shutdown.clone(),
             )

@@ -33,12 +33,15 @@ pub struct StateArgs {
 #[derive(clap::Subcommand)]
 pub enum MemoryCommand {
     /// Harvest review threads and answers to Quorum's comments from GitHub
-    /// (GITHUB_TOKEN or an App; GITHUB_API_URL for Enterprise).
+    /// (GITHUB_TOKEN or an App; GITHUB_API_URL for Enterprise) or GitLab
+    /// (GITLAB_TOKEN, GITLAB_URL; `--repo` is the project path).
     Ingest {
         #[command(flatten)]
         state: StateArgs,
         #[command(flatten)]
         github: quorum_scm::github::GitHubArgs,
+        #[command(flatten)]
+        gitlab: quorum_scm::gitlab::GitLabArgs,
         /// Sweep from this time (RFC 3339, or a date `2026-01-31`) instead of the checkpoint.
         #[arg(long)]
         since: Option<String>,
@@ -124,7 +127,8 @@ const LEASE_MS: u64 = 120_000;
 
 impl StateHome {
     async fn open(a: &StateArgs) -> anyhow::Result<StateHome> {
-        quorum_core::job::validate_repo_name(&a.repo).map_err(anyhow::Error::msg)?;
+        // `owner/name` on GitHub; GitLab projects nest (`group/sub/name`).
+        quorum_core::job::validate_project_path(&a.repo).map_err(anyhow::Error::msg)?;
         match (a.redis_url.as_deref().filter(|u| !u.trim().is_empty()), &a.state_dir) {
             (Some(url), _) => Ok(StateHome::Store(
                 quorum_store::connect(Some(url), &a.redis_prefix).await?,
@@ -196,6 +200,25 @@ impl StateHome {
     }
 }
 
+/// The memory `quorum mcp --memory` answers `past_reviews` from, read
+/// afresh on each call (an ingest meanwhile is seen).
+pub async fn memory_source(a: &StateArgs) -> anyhow::Result<Arc<dyn quorum_mcp::MemorySource>> {
+    struct Source {
+        home: StateHome,
+        repo: String,
+    }
+    #[async_trait]
+    impl quorum_mcp::MemorySource for Source {
+        async fn state(&self) -> Result<MemoryState, String> {
+            self.home.load(&self.repo).await.map_err(|e| format!("{e:#}"))
+        }
+    }
+    Ok(Arc::new(Source {
+        home: StateHome::open(a).await?,
+        repo: a.repo.clone(),
+    }))
+}
+
 fn default_dir() -> anyhow::Result<PathBuf> {
     let base = std::env::var_os("XDG_DATA_HOME")
         .map(PathBuf::from)
@@ -225,21 +248,33 @@ pub async fn run(cmd: MemoryCommand) -> anyhow::Result<bool> {
         MemoryCommand::Ingest {
             state,
             github,
+            gitlab,
             since,
             max_prs,
             concurrency,
             cache_dir,
         } => {
-            let config = github
-                .config()?
-                .context("GitHub is not configured: set GITHUB_TOKEN (or GITHUB_APP_ID with its key)")?;
             let since = since.map(|s| normalise_since(&s)).transpose()?;
-            let gh = Arc::new(quorum_scm::github::GitHub::new(config)?);
             let cache = match cache_dir {
                 Some(d) => quorum_scm::HttpCache::on_disk(&d).with_context(|| format!("cache {}", d.display()))?,
                 None => quorum_scm::HttpCache::in_memory(),
             };
-            let source = quorum_scm::github::GitHubHistory::new(gh, cache);
+            let source: Box<dyn quorum_memory::HistorySource> = match (github.config()?, gitlab.config()?) {
+                (Some(_), Some(_)) => {
+                    bail!("both GitHub and GitLab are configured: ingest reads one; unset the other's token")
+                }
+                (Some(c), None) => Box::new(quorum_scm::github::GitHubHistory::new(
+                    Arc::new(quorum_scm::github::GitHub::new(c)?),
+                    cache,
+                )),
+                (None, Some(c)) => Box::new(quorum_scm::gitlab::GitLabHistory::new(
+                    Arc::new(quorum_scm::gitlab::GitLab::new(c)?),
+                    cache,
+                )),
+                (None, None) => {
+                    bail!("no SCM is configured: set GITHUB_TOKEN (or GITHUB_APP_ID with its key), or GITLAB_TOKEN")
+                }
+            };
             let home = StateHome::open(&state).await?;
             home.lock(&state.repo).await?;
             let result = async {
@@ -256,7 +291,10 @@ pub async fn run(cmd: MemoryCommand) -> anyhow::Result<bool> {
                     home: &home,
                     repo: &state.repo,
                 };
-                let summary = ingest(&source, &saver, &state.repo, &mut st, &opts, &|d, t| bar.update(d, t)).await?;
+                let summary = ingest(source.as_ref(), &saver, &state.repo, &mut st, &opts, &|d, t| {
+                    bar.update(d, t)
+                })
+                .await?;
                 anyhow::Ok((summary, st))
             }
             .await;

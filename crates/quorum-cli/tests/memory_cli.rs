@@ -104,6 +104,7 @@ async fn ingest_list_decide_export_import_and_search() {
                 .env("GITHUB_API_URL", url)
                 .env("GITHUB_TOKEN", TOKEN)
                 .env_remove("REDIS_URL")
+                .env_remove("GITLAB_TOKEN")
                 .output()
                 .unwrap()
         }
@@ -257,7 +258,86 @@ impl GitHubEmulatorUrl {
             .env("GITHUB_TOKEN", TOKEN)
             .env_remove("REDIS_URL")
             .env_remove("GITHUB_APP_ID")
+            .env_remove("GITLAB_TOKEN")
+            .env_remove("GITLAB_URL")
             .output()
             .expect("run quorum")
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ingest_reads_gitlab_when_gitlab_is_configured() {
+    use quorum_testkit::gitlab::{GitLabEmulator, PastDiscussion, PastMr, PastNote};
+    let emu = GitLabEmulator::with_token("glpat-memoryCli").await;
+    emu.set_member("acme/backend/shop", "maint", 40);
+    for iid in [1, 2] {
+        let mut d = PastDiscussion {
+            id: format!("d{iid}"),
+            path: format!("scripts/s{iid}.py"),
+            line: 3,
+            head_sha: "2be7ddb704c7b6b83732fdd5b9f09d5a397b5f8f".into(),
+            notes: vec![
+                PastNote::new(iid * 100, "quorum-bot", QUORUM_SQL, "2026-01-05T10:00:00Z")
+                    .awarded("maint", "thumbsdown"),
+            ],
+            resolved_by: None,
+        };
+        d.resolved_by = None;
+        emu.add_past_mr(
+            "acme/backend/shop",
+            PastMr {
+                iid,
+                state: "merged".into(),
+                updated_at: format!("2026-01-0{iid}T12:00:00Z"),
+                head_sha: "2be7ddb704c7b6b83732fdd5b9f09d5a397b5f8f".into(),
+                discussions: vec![d],
+            },
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let url = emu.url();
+    let (out, listed, both) = tokio::task::spawn_blocking(move || {
+        let cmd = |args: &[&str]| {
+            Command::new(env!("CARGO_BIN_EXE_quorum"))
+                .arg("memory")
+                .args(args)
+                .args(["--repo", "acme/backend/shop", "--state-dir"])
+                .arg(&d)
+                .env("GITLAB_URL", &url)
+                .env("GITLAB_TOKEN", "glpat-memoryCli")
+                .env_remove("GITHUB_TOKEN")
+                .env_remove("GITHUB_APP_ID")
+                .env_remove("REDIS_URL")
+                .output()
+                .unwrap()
+        };
+        let out = cmd(&["ingest"]);
+        let listed = cmd(&["list"]);
+        let both = Command::new(env!("CARGO_BIN_EXE_quorum"))
+            .args(["memory", "ingest", "--repo", "acme/backend/shop", "--state-dir"])
+            .arg(&d)
+            .env("GITLAB_URL", &url)
+            .env("GITLAB_TOKEN", "glpat-memoryCli")
+            .env("GITHUB_TOKEN", "ghp_x")
+            .env_remove("REDIS_URL")
+            .output()
+            .unwrap();
+        (out, listed, both)
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("1 memory items (1 active)"), "{}", text(&out));
+    assert!(
+        text(&listed).contains("rule sql-string-building  in scripts/**"),
+        "{}",
+        text(&listed)
+    );
+    assert!(!both.status.success());
+    assert!(
+        text(&both).contains("both GitHub and GitLab are configured"),
+        "{}",
+        text(&both)
+    );
 }

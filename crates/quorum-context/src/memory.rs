@@ -92,3 +92,65 @@ impl MemoryArgs {
         }
     }
 }
+
+/// Saves ingest checkpoints into the store.
+pub struct StoreCheckpoint<'a> {
+    pub store: &'a dyn StateStore,
+    pub repo: &'a str,
+}
+
+#[async_trait::async_trait]
+impl quorum_memory::Checkpoint for StoreCheckpoint<'_> {
+    async fn save(&self, state: &MemoryState) -> Result<(), String> {
+        let json = serde_json::to_string(state).map_err(|e| e.to_string())?;
+        self.store.put_memory(self.repo, &json).await.map_err(|e| e.to_string())
+    }
+}
+
+/// A lease long enough for one bounded refresh; a crashed holder frees it.
+const REFRESH_LEASE_MS: u64 = 300_000;
+
+/// Brings a repository's memory up to date from its SCM: at most `max_prs`
+/// pull requests from the checkpointed cursor, under the `memory:{repo}`
+/// lease that `quorum memory` also takes. `Ok(None)`: someone else holds it.
+pub async fn refresh(
+    store: &dyn StateStore,
+    source: &dyn quorum_memory::HistorySource,
+    repo: &str,
+    max_prs: usize,
+) -> Result<Option<quorum_memory::IngestSummary>, String> {
+    let lease = format!("memory:{repo}");
+    if !store
+        .acquire_lease(&lease, REFRESH_LEASE_MS)
+        .await
+        .map_err(|e| e.to_string())?
+    {
+        return Ok(None);
+    }
+    let result = async {
+        let mut state = match store.get_memory(repo).await.map_err(|e| e.to_string())? {
+            Some(json) => serde_json::from_str::<MemoryState>(&json)
+                .map_err(|e| format!("the stored memory state is not readable: {e}"))?,
+            None => MemoryState::default(),
+        };
+        let opts = quorum_memory::IngestOptions {
+            max_prs: Some(max_prs),
+            ..Default::default()
+        };
+        quorum_memory::ingest(
+            source,
+            &StoreCheckpoint { store, repo },
+            repo,
+            &mut state,
+            &opts,
+            &|_, _| {},
+        )
+        .await
+        .map_err(|e| e.to_string())
+    }
+    .await;
+    if let Err(e) = store.release_lease(&lease).await {
+        tracing::warn!(repo, error = %e, "memory lease not released; it lapses by itself");
+    }
+    result.map(Some)
+}

@@ -10,6 +10,12 @@
 //! Only repositories the indexer is configured with are read; a request
 //! names a repository, never a path, so a message cannot point the indexer
 //! at the filesystem.
+//!
+//! With an SCM API, a branch's index request (a push to the default
+//! branch, which is what a merge is) also refreshes the repository's review
+//! memory from the SCM's review history (F-MEM-1), bounded per request and
+//! best-effort: a failed refresh is logged and tried again on the next push,
+//! never a failed index.
 
 use std::sync::Arc;
 
@@ -27,7 +33,28 @@ struct IndexHandler {
     store: Arc<dyn StateStore>,
     index: Arc<GraphIndex>,
     search: Option<Arc<HybridIndex>>,
+    memory: Option<MemoryRefresh>,
     metrics: Metrics,
+}
+
+/// Where review history comes from, and how much of it one index request reads.
+#[derive(Clone)]
+pub struct MemoryRefresh {
+    pub source: Arc<dyn quorum_memory::HistorySource>,
+    /// Pull requests read per request (the cursor carries the rest over).
+    pub max_prs: usize,
+}
+
+impl MemoryRefresh {
+    /// From the SCM API the indexer reads trees with, if any.
+    pub fn from_api(api: Option<&quorum_scm::ScmApi>, max_prs: usize) -> Option<MemoryRefresh> {
+        let cache = quorum_scm::HttpCache::in_memory;
+        let source: Arc<dyn quorum_memory::HistorySource> = match api? {
+            quorum_scm::ScmApi::GitHub(gh) => Arc::new(quorum_scm::github::GitHubHistory::new(gh.clone(), cache())),
+            quorum_scm::ScmApi::GitLab(gl) => Arc::new(quorum_scm::gitlab::GitLabHistory::new(gl.clone(), cache())),
+        };
+        Some(MemoryRefresh { source, max_prs })
+    }
 }
 
 fn classify_search(e: SearchError) -> HandlerError {
@@ -90,6 +117,20 @@ impl Handler for IndexHandler {
                 .observe(outcome.build_ms as f64 / 1000.0);
         }
         tracing::info!(repo, git_ref = %req.git_ref, commit = %commit, outcome = label, "indexed");
+        if let (Some(memory), Some(_)) = (&self.memory, branch) {
+            match quorum_context::memory::refresh(self.store.as_ref(), memory.source.as_ref(), repo, memory.max_prs)
+                .await
+            {
+                Ok(Some(s)) if s.failed.is_empty() => {
+                    tracing::info!(repo, summary = %s.line(), "review memory refreshed")
+                }
+                Ok(Some(s)) => {
+                    tracing::warn!(repo, summary = %s.line(), failed = ?s.failed, "review memory refreshed in part")
+                }
+                Ok(None) => tracing::info!(repo, "review memory is being refreshed elsewhere"),
+                Err(e) => tracing::warn!(repo, error = %e, "review memory not refreshed; the next push tries again"),
+            }
+        }
         if let Some(search) = &self.search {
             // Also after a crash between the graph and the search index:
             // the graph then loads, and the index catches up here.
@@ -143,6 +184,7 @@ pub async fn start(
     store: Arc<dyn StateStore>,
     index: Arc<GraphIndex>,
     search: Option<Arc<HybridIndex>>,
+    memory: Option<MemoryRefresh>,
     shutdown: CancellationToken,
 ) -> Result<ServiceHandle, RuntimeError> {
     let spec = WorkerSpec::for_group(ConsumerGroup::Indexer);
@@ -153,6 +195,7 @@ pub async fn start(
         store,
         index,
         search,
+        memory,
         metrics: ctx.metrics.clone(),
     });
     start_worker_service(ctx, spec, handler, http_addr, shutdown).await

@@ -83,6 +83,7 @@ async fn indexes_branches_incrementally_and_dead_letters_what_it_must_not_read()
         store.clone(),
         index.clone(),
         Some(search.clone()),
+        None,
         shutdown.clone(),
     )
     .await
@@ -179,6 +180,83 @@ async fn indexes_branches_incrementally_and_dead_letters_what_it_must_not_read()
     // Two files parsed for the first commit, one for the second.
     assert_eq!(metric(&text, "quorum_index_files_total{kind=\"parsed\"}"), 3, "{text}");
     assert_eq!(metric(&text, "quorum_index_files_total{kind=\"reused\"}"), 1, "{text}");
+    shutdown.cancel();
+    handle.wait().await.unwrap();
+}
+
+/// A default-branch index request also refreshes review memory from the
+/// SCM's history (here the emulated GitHub): the team's dismissals become
+/// an active item in the store, where the critic reads it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_index_request_refreshes_review_memory_from_the_scm() {
+    use quorum_testkit::github::{GitHubEmulator, PastReviewComment};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    std::fs::write(d.join("a.py"), "def f():\n    return 1\n").unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "one"]);
+
+    let emu = GitHubEmulator::with_token("ghp_indexer").await;
+    let sql = "**SQL built by string interpolation** (critical)\n<!-- quorum:fp:00aa11bb22cc33dd --><!-- quorum:rule:sql-string-building -->";
+    for pr in [1, 2] {
+        emu.add_past_comment(
+            "acme/shop",
+            PastReviewComment::new(
+                pr * 10,
+                pr,
+                "quorum[bot]",
+                "NONE",
+                "scripts/x.py",
+                sql,
+                "2026-01-05T10:00:00Z",
+            )
+            .reacted("maint", "-1"),
+        );
+        emu.set_merged("acme/shop", pr);
+    }
+    emu.set_permission("acme/shop", "maint", "admin");
+    let mut config = quorum_scm::github::GitHubConfig::new(
+        emu.url(),
+        quorum_scm::github::GitHubAuth::Token(quorum_core::Secret::new("ghp_indexer")),
+    );
+    config.backoff = Duration::from_millis(5);
+    let api = quorum_scm::ScmApi::GitHub(Arc::new(quorum_scm::github::GitHub::new(config).unwrap()));
+
+    let ctx = ServiceContext::embedded(|_| {}).unwrap();
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    let repos = LocalRepos::new();
+    repos.insert("acme/shop", LocalGit::open(d).unwrap());
+    let index = Arc::new(GraphIndex::new(store.clone(), Arc::new(repos)));
+    let shutdown = CancellationToken::new();
+    let handle = quorum_indexer::start(
+        "127.0.0.1:0".parse().unwrap(),
+        &ctx,
+        store.clone(),
+        index,
+        None,
+        quorum_indexer::MemoryRefresh::from_api(Some(&api), 50),
+        shutdown.clone(),
+    )
+    .await
+    .unwrap();
+    ctx.producer.publish(&request("acme/shop", "main")).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let state = loop {
+        if let Some(json) = store.get_memory("acme/shop").await.unwrap() {
+            let st: quorum_memory::MemoryState = serde_json::from_str(&json).unwrap();
+            if st.cursor.is_some() {
+                break st;
+            }
+        }
+        assert!(Instant::now() < deadline, "memory was not refreshed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let items = quorum_memory::derive_items(&state, &quorum_memory::Policy::default(), chrono::Utc::now());
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0].status, quorum_memory::Status::Active);
+    assert_eq!(items[0].key.scope, "scripts/**");
+    assert!(emu.violations().is_empty(), "{:?}", emu.violations());
     shutdown.cancel();
     handle.wait().await.unwrap();
 }

@@ -6,9 +6,10 @@
 //! a bad range) is a *tool* error with a message the agent can act on,
 //! never a protocol error or a crash.
 //!
-//! Built today: stdio, `get_callers`, `find_tests`, `read_snippet`. Not yet
-//! (see the README's status): the streamable-HTTP mount on the gateway,
-//! `impact`, `search_code`/`search_docs`, `past_reviews`, `review_diff` and
+//! Built today: stdio, `get_callers`, `find_tests`, `read_snippet`, and
+//! `past_reviews` over the repository's review memory when the server is
+//! given one. Not yet (see the README's status): the streamable-HTTP mount
+//! on the gateway, `impact`, `search_code`/`search_docs`, `review_diff` and
 //! the prompts.
 
 mod repo;
@@ -26,10 +27,42 @@ pub use repo::{LoadError, Repo};
 /// Most bytes of one tool answer; a longer one is cut and says so.
 pub const MAX_ANSWER_BYTES: usize = 32 * 1024;
 
+/// Where the server reads review memory (the CLI's Redis or state file).
+#[async_trait::async_trait]
+pub trait MemorySource: Send + Sync {
+    async fn state(&self) -> Result<quorum_memory::MemoryState, String>;
+}
+
 /// The MCP server over one loaded repository.
 #[derive(Clone)]
 pub struct QuorumMcp {
     repo: Arc<Repo>,
+    memory: Option<Arc<dyn MemorySource>>,
+}
+
+/// Most past threads one `past_reviews` call returns.
+const MAX_PAST: usize = 10;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PastReviewsArgs {
+    pub repo: String,
+    /// What to ask: a diff, code, or a question.
+    pub query: String,
+    /// The file the question is about (ranks its own and its directory's threads higher).
+    #[serde(default)]
+    pub file: Option<String>,
+    /// Answer as this reviewer (GitHub login / GitLab username).
+    #[serde(default)]
+    pub as_person: Option<String>,
+    /// Answer as people of these associations: OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, …
+    #[serde(default)]
+    pub group: Vec<String>,
+    /// Answer as a panel of the N reviewers with most threads near `file` (1-5).
+    #[serde(default)]
+    pub panel: Option<u8>,
+    /// At most this many threads (1-10, default 5).
+    #[serde(default)]
+    pub limit: Option<u8>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -58,7 +91,27 @@ pub struct SnippetArgs {
 impl QuorumMcp {
     pub fn new(repo: Repo) -> Self {
         // `#[tool_handler]` builds the router from `Self::tool_router()`.
-        QuorumMcp { repo: Arc::new(repo) }
+        QuorumMcp {
+            repo: Arc::new(repo),
+            memory: None,
+        }
+    }
+
+    /// Answers `past_reviews` from this review memory.
+    pub fn with_memory(mut self, memory: Arc<dyn MemorySource>) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    #[tool(
+        description = "Past human review threads of this repository that bear on a change: as a person, a group (OWNER, MEMBER, ...) or a panel of the top reviewers of a file, ranked by relevance and by the team's reactions."
+    )]
+    async fn past_reviews(&self, Parameters(a): Parameters<PastReviewsArgs>) -> Result<CallToolResult, ErrorData> {
+        let result = self.past(a).await;
+        Ok(match result {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(bounded(text))]),
+            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+        })
     }
 
     #[tool(
@@ -91,6 +144,51 @@ impl QuorumMcp {
 }
 
 impl QuorumMcp {
+    async fn past(&self, a: PastReviewsArgs) -> Result<String, String> {
+        if a.repo != self.repo.name {
+            return Err(format!(
+                "unknown repo `{}`: this server answers about `{}` only",
+                a.repo, self.repo.name
+            ));
+        }
+        let Some(memory) = &self.memory else {
+            return Err(
+                "no review memory: start `quorum mcp` with `--memory OWNER/NAME` after `quorum memory ingest`".into(),
+            );
+        };
+        let asker = match (a.as_person.as_deref().map(str::trim), a.group.is_empty(), a.panel) {
+            (Some(p), true, None) if !p.is_empty() => quorum_memory::Asker::Person(p.to_string()),
+            (None, false, None) => quorum_memory::Asker::Group(
+                a.group
+                    .iter()
+                    .map(|g| quorum_memory::Association::parse(g.trim()).map_err(|e| e.to_string()))
+                    .collect::<Result<_, _>>()?,
+            ),
+            (None, true, Some(n)) if (1..=5).contains(&n) => quorum_memory::Asker::Panel(n.into()),
+            (None, true, Some(n)) => return Err(format!("`panel` {n} must be 1-5")),
+            (None, true, None) => quorum_memory::Asker::Anyone,
+            _ => return Err("give at most one of `as_person` (non-empty), `group`, `panel`".into()),
+        };
+        if a.query.trim().is_empty() && a.file.is_none() {
+            return Err("`query` is empty: give a diff, code or a question (or a `file`)".into());
+        }
+        let limit = usize::from(a.limit.unwrap_or(5)).clamp(1, MAX_PAST);
+        let state = memory.state().await?;
+        let mut query = a.query.clone();
+        if let Some(f) = &a.file {
+            query.push(' ');
+            query.push_str(f);
+        }
+        let hits = quorum_memory::search(state.threads.values(), &asker, &query, a.file.as_deref(), limit);
+        if hits.is_empty() {
+            return Ok(format!(
+                "no past review thread answers that ({} threads in memory)",
+                state.threads.len()
+            ));
+        }
+        serde_json::to_string_pretty(&hits).map_err(|e| e.to_string())
+    }
+
     /// Runs `f` on the repository named `repo`, as a tool result: its text,
     /// cut to [`MAX_ANSWER_BYTES`], or its refusal as a tool error.
     fn answer(&self, repo: &str, f: impl FnOnce(&Repo) -> Result<String, String>) -> CallToolResult {
@@ -140,8 +238,13 @@ impl ServerHandler for QuorumMcp {
             .commit
             .as_deref()
             .map(|c| format!(", commit {}", &c[..c.len().min(12)]));
+        let memory = if self.memory.is_some() {
+            " past_reviews asks the team's past review threads."
+        } else {
+            ""
+        };
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(format!(
-            "Quorum's code graph of `{}` ({} files{}). Pass repo=\"{}\" to every tool. Read-only.",
+            "Quorum's code graph of `{}` ({} files{}). Pass repo=\"{}\" to every tool. Read-only.{memory}",
             self.repo.name,
             self.repo.file_count(),
             commit.unwrap_or_default(),
@@ -159,10 +262,10 @@ pub enum ServeError {
     Session(String),
 }
 
-/// Serves `repo` on stdin/stdout until the client disconnects. Logs must go
-/// to stderr: stdout is the protocol.
-pub async fn serve_stdio(repo: Repo) -> Result<(), ServeError> {
-    let running = QuorumMcp::new(repo)
+/// Serves on stdin/stdout until the client disconnects. Logs must go to
+/// stderr: stdout is the protocol.
+pub async fn serve_stdio(server: QuorumMcp) -> Result<(), ServeError> {
+    let running = server
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| ServeError::Start(e.to_string()))?;
@@ -192,6 +295,66 @@ mod tests {
             &cut[cut.len() - 60..]
         );
         assert_eq!(bounded("short".into()), "short");
+    }
+
+    struct Fixed(quorum_memory::MemoryState);
+
+    #[async_trait::async_trait]
+    impl MemorySource for Fixed {
+        async fn state(&self) -> Result<quorum_memory::MemoryState, String> {
+            Ok(self.0.clone())
+        }
+    }
+
+    #[tokio::test]
+    async fn past_reviews_answer_as_a_person_and_refuse_what_they_cannot() {
+        let repo = Repo::from_files("acme/shop", None, vec![("shop/a.py".into(), "x = 1\n".into())])
+            .await
+            .unwrap();
+        let mut state = quorum_memory::MemoryState::default();
+        for (id, who, text) in [
+            (1, "alice", "alice: amounts are integer cents, never float"),
+            (2, "bob", "bob: cents"),
+        ] {
+            state.threads.insert(
+                id,
+                quorum_memory::PastThread {
+                    id,
+                    pr: id,
+                    path: "shop/payments.py".into(),
+                    reviewer: who.into(),
+                    association: quorum_memory::Association::Member,
+                    text: text.into(),
+                    plus_one: 0,
+                    minus_one: 0,
+                    resolved: None,
+                    merged: true,
+                    created_at: "2026-01-01T00:00:00Z".into(),
+                    url: format!("u{id}"),
+                },
+            );
+        }
+        let bare = QuorumMcp::new(repo);
+        let server = bare.clone().with_memory(Arc::new(Fixed(state)));
+        let args = |person: Option<&str>, panel: Option<u8>| PastReviewsArgs {
+            repo: "acme/shop".into(),
+            query: "price as a float in cents".into(),
+            file: Some("shop/orders.py".into()),
+            as_person: person.map(str::to_string),
+            group: vec![],
+            panel,
+            limit: None,
+        };
+        let answer = server.past(args(Some("alice"), None)).await.unwrap();
+        assert!(
+            answer.contains("never float") && !answer.contains("bob: cents"),
+            "{answer}"
+        );
+        let both = server.past(args(Some("alice"), Some(2))).await.unwrap_err();
+        assert!(both.contains("at most one of"), "{both}");
+        assert!(server.past(args(None, Some(9))).await.unwrap_err().contains("1-5"));
+        let none = bare.past(args(Some("alice"), None)).await.unwrap_err();
+        assert!(none.contains("--memory OWNER/NAME"), "{none}");
     }
 
     #[tokio::test]

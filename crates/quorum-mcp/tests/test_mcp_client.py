@@ -15,10 +15,10 @@ QUORUM = os.environ.get("QUORUM_BIN", str(ROOT / "target" / "debug" / "quorum"))
 REPO = "storefront"
 
 
-def run(scenario):
+def run(scenario, extra_args=()):
     params = StdioServerParameters(
         command=QUORUM,
-        args=["mcp", "--repo", str(ROOT / "storefront-fixture"), "--name", REPO],
+        args=["mcp", "--repo", str(ROOT / "storefront-fixture"), "--name", REPO, *extra_args],
         env={"PATH": os.environ.get("PATH", "")},
     )
 
@@ -97,3 +97,37 @@ def test_bad_input_is_a_tool_error_with_a_message_never_a_crash():
         assert out[key].is_error, (key, text(out[key]))
         assert needle in text(out[key]), (key, text(out[key]))
     assert not out["after"].is_error, text(out["after"])
+
+
+def test_past_reviews_answer_from_review_memory(tmp_path):
+    # A state file as `quorum memory ingest` leaves it (only the part read here).
+    thread = {
+        "id": 101, "pr": 12, "path": "shop/payments.py", "reviewer": "alice", "association": "MEMBER",
+        "text": "alice: amounts are integer cents, never float\nbob: done", "plus_one": 2, "minus_one": 0,
+        "merged": True, "created_at": "2026-01-02T10:00:00Z", "url": "https://github.com/acme/shop/pull/12#discussion_r101",
+    }
+    (tmp_path / "acme__shop.json").write_text(json.dumps({"threads": {"101": thread}}))
+
+    async def scenario(s):
+        tools = await s.list_tools()
+        asked = await s.call_tool("past_reviews", {
+            "repo": REPO, "query": "price = float(total)", "file": "shop/orders.py", "as_person": "alice"})
+        wrong = await s.call_tool("past_reviews", {"repo": REPO, "query": "x", "group": ["MAINTAINER"]})
+        return tools, asked, wrong
+
+    tools, asked, wrong = run(scenario, ["--memory", "acme/shop", "--memory-dir", str(tmp_path)])
+    assert "past_reviews" in {t.name for t in tools.tools}
+    size = len(tools.model_dump_json(by_alias=True, exclude_none=True))
+    assert size < 8 * 1024, f"tools/list is {size} bytes"
+    assert not asked.is_error, text(asked)
+    hits = json.loads(text(asked))
+    assert hits[0]["thread"]["reviewer"] == "alice" and "integer cents" in hits[0]["thread"]["text"], hits
+    assert wrong.is_error and "MAINTAINER" in text(wrong), text(wrong)
+
+
+def test_past_reviews_without_memory_say_how_to_get_it():
+    async def scenario(s):
+        return await s.call_tool("past_reviews", {"repo": REPO, "query": "float"})
+
+    r = run(scenario)
+    assert r.is_error and "--memory OWNER/NAME" in text(r), text(r)

@@ -146,7 +146,7 @@ fn majority(tier: &[&Observation]) -> Option<Verdict> {
         *counts.entry(o.verdict).or_default() += 1;
     }
     let mut ranked: Vec<(Verdict, usize)> = counts.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1));
+    ranked.sort_by_key(|r| std::cmp::Reverse(r.1));
     match ranked.as_slice() {
         [(v, _)] => Some(*v),
         [(v, a), (_, b), ..] if a > b => Some(*v),
