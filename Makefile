@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo docs-check mcp-check eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: run demo docs-check mcp-check console-check eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -106,6 +106,22 @@ mcp-check: build
 	@python3 -c "import pytest, importlib.metadata as m; assert m.version('mcp') == '2.3.0'" 2>/dev/null || python3 -m pip install -q mcp==2.3.0 pytest
 	QUORUM_BIN=$(BIN)/quorum python3 -m pytest -q -p no:cacheprovider crates/quorum-mcp/tests
 
+# The review console in a real browser (crates/quorum-gateway/tests/console):
+# Debian's chromium (installed here when missing) driven headless by
+# playwright-core from the npm registry, pinned by package-lock.json and
+# installed once per machine under the build cache. Fails loudly without a
+# browser. It writes docs/console-runs.png and docs/console-run.png.
+CONSOLE_NODE := $(HOME)/.cache/quorum/console-test
+CONSOLE_TEST := crates/quorum-gateway/tests/console
+console-check: build
+	@command -v chromium >/dev/null || { apt-get update -q >/dev/null 2>&1 || true; $(APT) chromium; }
+	@command -v node >/dev/null || { echo "node (Node.js 20+) is required for the console test"; exit 1; }
+	@cmp -s $(CONSOLE_TEST)/package-lock.json $(CONSOLE_NODE)/package-lock.json && test -d $(CONSOLE_NODE)/node_modules/playwright-core || { \
+		mkdir -p $(CONSOLE_NODE) && cp $(CONSOLE_TEST)/package.json $(CONSOLE_TEST)/package-lock.json $(CONSOLE_NODE)/ && \
+		cd $(CONSOLE_NODE) && npm ci --no-audit --no-fund --loglevel=error; }
+	ln -sfn $(CONSOLE_NODE)/node_modules $(CONSOLE_TEST)/node_modules
+	QUORUM_BIN=$(BIN)/quorum CHROMIUM=$$(command -v chromium) node $(CONSOLE_TEST)/console_test.mjs
+
 # Review memory's effect (eval/memory/README.md): each case reviewed with
 # and without the memory its history teaches. `eval-memory` writes the
 # committed results; the check in `make test` writes to a temporary file
@@ -125,7 +141,7 @@ eval-memory-check: build
 	python3 eval/memory/check.py $${TMPDIR:-/tmp}/quorum-memory-results.json
 	python3 -m pytest -q -p no:cacheprovider eval/memory/tests
 
-test: deps-test deps-deploy docs-check lint unit fixture-tests deploy-check mcp-check eval-check heldout-check eval-memory-check
+test: deps-test deps-deploy docs-check lint unit fixture-tests deploy-check mcp-check console-check eval-check heldout-check eval-memory-check
 
 # Other codebases: seeded-bug cases (eval/heldout/<pkg>, each set's README
 # says what it holds) on the released source of packages fetched from their

@@ -46,6 +46,8 @@ pub struct FleetOptions {
     /// Review history the indexer refreshes memory from on a branch's
     /// index request; `None`: memory changes only through `quorum memory`.
     pub memory_refresh: Option<quorum_indexer::MemoryRefresh>,
+    /// The operator API's and the console's token; `None`: both off.
+    pub operator_token: Option<String>,
 }
 
 impl FleetOptions {
@@ -69,6 +71,7 @@ impl FleetOptions {
             gitlab_webhook_token: None,
             search: None,
             memory_refresh: None,
+            operator_token: None,
         }
     }
 }
@@ -105,6 +108,7 @@ impl Fleet {
         gateway_config.policy.publish_mode = opts.publish_mode;
         gateway_config.policy_source = opts.policy_source;
         gateway_config.scm = opts.scm;
+        gateway_config.operator_token = opts.operator_token.clone();
         gateway_config.gitlab_webhook_token = opts
             .gitlab_webhook_token
             .filter(|t| !t.trim().is_empty())

@@ -221,6 +221,10 @@ struct UpArgs {
     /// `draft` stores reviews for `quorum approve` instead of posting them.
     #[arg(long, env = "QUORUM_PUBLISH_MODE", default_value = "direct")]
     publish_mode: quorum_core::PublishMode,
+    /// The operator API's bearer token (`/api/*` and the console at
+    /// `/console`); unset: both are off.
+    #[arg(long, env = "QUORUM_OPERATOR_TOKEN", hide_env_values = true)]
+    operator_token: Option<String>,
     #[command(flatten)]
     llm: quorum_llm::LlmArgs,
     #[command(flatten)]
@@ -346,6 +350,7 @@ async fn main() -> anyhow::Result<()> {
                     llm,
                     search: quorum_search::open_index(&args.search).await?,
                     memory_refresh: quorum_indexer::MemoryRefresh::from_api(api.as_ref(), 100),
+                    operator_token: args.operator_token.clone().filter(|t| !t.is_empty()),
                 },
                 shutdown.clone(),
             )

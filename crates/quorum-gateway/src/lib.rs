@@ -13,6 +13,7 @@
 //! more review requests wait than `max_backlog` (F-GW-6), new reviews get
 //! 503 with `Retry-After` instead of growing the queue without bound.
 
+mod console;
 pub mod github;
 pub mod gitlab;
 pub mod intake;
@@ -139,6 +140,7 @@ pub fn router(
         .route("/webhooks/gitlab", post(webhook::gitlab_webhook))
         .with_state(state)
         .merge(operator.router())
+        .merge(console::router())
         .layer(DefaultBodyLimit::max(limit))
         .merge(ops::ops_router(metrics))
 }

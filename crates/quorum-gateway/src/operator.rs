@@ -228,7 +228,18 @@ async fn list_runs(State(api): State<OperatorApi>, headers: HeaderMap, Query(q):
 
 async fn run_json(api: &OperatorApi, run: &quorum_store::RunRecord) -> serde_json::Value {
     let job = api.store.get_job(&run.job_id).await.ok().flatten();
+    // The verdict and counts the console lists, from the stored review
+    // (or draft) when there is one yet.
+    let stored = match run.state {
+        RunState::Draft => api.store.get_draft(&run.job_id).await,
+        _ => api.store.get_review(&run.job_id).await,
+    };
+    let review: Option<serde_json::Value> = stored.ok().flatten().and_then(|t| serde_json::from_str(&t).ok());
+    let count = |k: &str| review.as_ref().and_then(|r| r[k].as_array().map(Vec::len));
     json!({
+        "verdict": review.as_ref().and_then(|r| r["verdict"].as_str().map(str::to_string)),
+        "kept": count("kept"),
+        "rejected": count("rejected"),
         "job_id": run.job_id,
         "state": run.state,
         "reason": run.reason,

@@ -1,0 +1,199 @@
+// Quorum's review console: one page over the operator API (/api/*). The
+// token is typed once and kept for this tab only (sessionStorage). Every
+// value from the API is set as text (textContent), never as HTML.
+"use strict";
+
+const POLL_MS = 1500;
+const TOKEN_KEY = "quorum-operator-token";
+let timer = null;
+let current = null; // the job shown in the run view
+
+const $ = (id) => document.getElementById(id);
+
+function token() {
+  return sessionStorage.getItem(TOKEN_KEY) || "";
+}
+
+function status(text) {
+  $("status").textContent = text;
+}
+
+async function api(path, method = "GET") {
+  const r = await fetch(path, { method, headers: { Authorization: "Bearer " + token() } });
+  if (r.status === 401 || r.status === 403) {
+    throw new Error("The operator token was refused: check QUORUM_OPERATOR_TOKEN.");
+  }
+  const body = await r.json().catch(() => null);
+  if (!r.ok) {
+    if (r.status === 404 && !(body && body.error)) {
+      throw new Error("The operator API is off on this gateway (it has no QUORUM_OPERATOR_TOKEN).");
+    }
+    throw new Error((body && body.error) || "The gateway answered " + r.status + ".");
+  }
+  return body;
+}
+
+function cell(row, text, cls) {
+  const td = document.createElement("td");
+  td.textContent = text == null ? "" : String(text);
+  if (cls) td.className = cls;
+  row.appendChild(td);
+  return td;
+}
+
+function clear(tbody) {
+  while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
+}
+
+function showOnly(view) {
+  $("runs-view").hidden = view !== "runs";
+  $("run-view").hidden = view !== "run";
+}
+
+function matches(run) {
+  const repo = $("f-repo").value.trim();
+  const state = $("f-state").value;
+  if (repo && !(run.repo || "").includes(repo)) return false;
+  if (state && run.state !== state) return false;
+  if ($("f-drafts").checked && run.state !== "draft") return false;
+  return true;
+}
+
+async function loadRuns() {
+  const { runs } = await api("/api/runs?limit=100");
+  const tbody = $("runs").tBodies[0];
+  clear(tbody);
+  const shown = runs.filter(matches);
+  for (const run of shown) {
+    const tr = document.createElement("tr");
+    tr.className = "run";
+    tr.dataset.job = run.job_id;
+    cell(tr, run.pr ? "#" + run.pr : "—");
+    cell(tr, run.repo);
+    cell(tr, (run.head_sha || "").slice(0, 10));
+    cell(tr, run.state, "state state-" + run.state);
+    cell(tr, run.verdict || "");
+    cell(tr, run.kept == null ? "" : run.kept);
+    cell(tr, run.rejected == null ? "" : run.rejected);
+    cell(tr, run.reason || "", run.reason ? "reason" : "");
+    tr.addEventListener("click", () => openRun(run.job_id));
+    tbody.appendChild(tr);
+  }
+  $("runs-empty").hidden = shown.length > 0;
+  $("updated").textContent = "updated " + new Date().toLocaleTimeString();
+}
+
+function where(f) {
+  return f.file + ":" + (f.start_line ? f.start_line + "-" : "") + f.line;
+}
+
+async function loadRun(job) {
+  const run = await api("/api/runs/" + encodeURIComponent(job));
+  $("run-title").textContent = (run.pr ? "#" + run.pr + " " : "") + (run.title || run.job_id);
+  $("run-meta").textContent =
+    (run.repo || "") + " · head " + (run.head_sha || "").slice(0, 12) + " · " + run.state + (run.reason ? " — " + run.reason : "");
+  $("draft-actions").hidden = run.state !== "draft";
+  const review = run.review || {};
+  $("run-summary").textContent = review.summary || "";
+  const notices = $("notices");
+  clear(notices);
+  for (const n of review.notices || []) {
+    const li = document.createElement("li");
+    li.textContent = n;
+    notices.appendChild(li);
+  }
+  const agents = $("agents").tBodies[0];
+  clear(agents);
+  for (const a of review.agents || []) {
+    const tr = document.createElement("tr");
+    cell(tr, a.agent);
+    cell(tr, a.status);
+    cell(tr, a.duration_ms + " ms");
+    cell(tr, a.findings);
+    cell(tr, a.error || "");
+    agents.appendChild(tr);
+  }
+  const kept = $("kept").tBodies[0];
+  clear(kept);
+  for (const f of review.kept || []) {
+    const tr = document.createElement("tr");
+    cell(tr, where(f));
+    cell(tr, f.severity);
+    cell(tr, Number(f.confidence).toFixed(2));
+    cell(tr, f.title + (f.rule ? " [" + f.rule + "]" : ""));
+    cell(tr, (f.agreed_by && f.agreed_by.length ? f.agreed_by : [f.agent]).join(", "));
+    cell(tr, (f.evidence || []).map((e) => e.source + ": " + e.detail).join("\n"));
+    kept.appendChild(tr);
+  }
+  const rejected = $("rejected").tBodies[0];
+  clear(rejected);
+  for (const [f, reason] of review.rejected || []) {
+    const tr = document.createElement("tr");
+    tr.className = "rejected";
+    cell(tr, where(f));
+    cell(tr, f.severity);
+    cell(tr, f.title + (f.rule ? " [" + f.rule + "]" : ""));
+    cell(tr, reason, "reason");
+    rejected.appendChild(tr);
+  }
+  return run;
+}
+
+async function openRun(job) {
+  current = job;
+  $("decision").textContent = "";
+  showOnly("run");
+  await refresh();
+}
+
+async function decide(what) {
+  try {
+    const r = await api("/api/runs/" + encodeURIComponent(current) + "/" + what, "POST");
+    $("decision").textContent = what + ": " + r.status;
+  } catch (e) {
+    $("decision").textContent = e.message;
+  }
+}
+
+async function refresh() {
+  if (!token()) {
+    status("Type the operator token to see runs.");
+    showOnly("none");
+    return;
+  }
+  try {
+    if (current) await loadRun(current);
+    else await loadRuns();
+    status("");
+  } catch (e) {
+    status(e.message);
+    showOnly("none");
+  }
+}
+
+function start() {
+  if (timer) clearInterval(timer);
+  if (!current) showOnly("runs");
+  refresh();
+  timer = setInterval(refresh, POLL_MS);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("token-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, $("token").value);
+    $("token").value = "";
+    current = null;
+    start();
+  });
+  $("back").addEventListener("click", (ev) => {
+    ev.preventDefault();
+    current = null;
+    showOnly("runs");
+    refresh();
+  });
+  $("approve").addEventListener("click", () => decide("approve"));
+  $("discard").addEventListener("click", () => decide("discard"));
+  for (const id of ["f-repo", "f-state", "f-drafts"]) $(id).addEventListener("input", refresh);
+  start();
+});
