@@ -113,7 +113,7 @@ mcp-check: build
 # browser. It writes docs/console-runs.png and docs/console-run.png.
 CONSOLE_NODE := $(HOME)/.cache/quorum/console-test
 CONSOLE_TEST := crates/quorum-gateway/tests/console
-console-check: build
+console-check: build deps-test
 	@command -v chromium >/dev/null || { apt-get update -q >/dev/null 2>&1 || true; $(APT) chromium; }
 	@command -v node >/dev/null || { echo "node (Node.js 20+) is required for the console test"; exit 1; }
 	@cmp -s $(CONSOLE_TEST)/package-lock.json $(CONSOLE_NODE)/package-lock.json && test -d $(CONSOLE_NODE)/node_modules/playwright-core || { \

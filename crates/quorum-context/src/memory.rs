@@ -67,31 +67,7 @@ pub async fn load(
     ReviewMemory { set, notes }
 }
 
-/// The trust gates of learned memory, as flags every service that applies
-/// memory (the agents, the critic) flattens in, so both apply the same.
-#[derive(Debug, Clone, clap::Args)]
-pub struct MemoryArgs {
-    /// Distinct pull requests with evidence before a learned item is
-    /// suggested or made active.
-    #[arg(long, env = "QUORUM_MEMORY_MIN_PRS", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
-    pub memory_min_prs: u64,
-    /// Days a learned item waits as suggested before it applies by itself.
-    #[arg(long, env = "QUORUM_MEMORY_APPROVAL_DELAY_DAYS", default_value_t = 0)]
-    pub memory_approval_delay_days: u32,
-    /// Days without a match after which an active item is re-validated.
-    #[arg(long, env = "QUORUM_MEMORY_STALE_AFTER_DAYS", default_value_t = 180)]
-    pub memory_stale_after_days: u32,
-}
-
-impl MemoryArgs {
-    pub fn policy(&self) -> Policy {
-        Policy {
-            min_prs: self.memory_min_prs as usize,
-            approval_delay_days: self.memory_approval_delay_days.into(),
-            stale_after_days: self.memory_stale_after_days.into(),
-        }
-    }
-}
+pub use quorum_memory::learn::MemoryArgs;
 
 /// Saves ingest checkpoints into the store.
 pub struct StoreCheckpoint<'a> {

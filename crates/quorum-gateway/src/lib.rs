@@ -17,6 +17,7 @@ mod console;
 pub mod github;
 pub mod gitlab;
 pub mod intake;
+mod memory_api;
 pub mod operator;
 pub mod policy;
 pub mod signature;
@@ -64,6 +65,8 @@ pub struct GatewayConfig {
     pub policy_source: Option<Arc<dyn TreeSource>>,
     /// Bearer token of the operator API; `None` turns the API off.
     pub operator_token: Option<String>,
+    /// The gates review-memory items are shown with (`/api/memory`).
+    pub memory_policy: quorum_memory::Policy,
     /// Refuse new reviews (503 + Retry-After) while more than this many
     /// requests wait for the slowest agent group (F-GW-6); `None`: no limit.
     pub max_backlog: Option<u64>,
@@ -84,6 +87,7 @@ impl GatewayConfig {
             policy: JobPolicy::default(),
             policy_source: None,
             operator_token: None,
+            memory_policy: quorum_memory::Policy::default(),
             max_backlog: Some(1000),
             backlog_every: std::time::Duration::from_secs(2),
         }
@@ -183,7 +187,8 @@ pub async fn start(
         ctx.producer.clone(),
         config.policy.clone(),
         admission.clone(),
-    );
+    )
+    .with_memory_policy(config.memory_policy.clone());
     let app = router(
         config,
         intake,

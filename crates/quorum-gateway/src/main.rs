@@ -27,6 +27,8 @@ struct Args {
     /// Bearer token of the operator API (`/api/*`); unset turns the API off.
     #[arg(long, env = "QUORUM_OPERATOR_TOKEN", hide_env_values = true)]
     operator_token: Option<String>,
+    #[command(flatten)]
+    memory: quorum_memory::learn::MemoryArgs,
     /// Answer 503 to new reviews while more requests than this wait for the
     /// slowest agent group (0 turns the limit off).
     #[arg(long, env = "QUORUM_MAX_BACKLOG", default_value_t = 1000)]
@@ -53,6 +55,7 @@ async fn main() -> anyhow::Result<()> {
         };
         config.policy.publish_mode = args.publish_mode;
         config.operator_token = args.operator_token;
+        config.memory_policy = args.memory.policy();
         config.max_backlog = (args.max_backlog > 0).then_some(args.max_backlog);
         anyhow::Ok(start(config, &boot.ctx, boot.store, source, boot.shutdown).await?)
     })

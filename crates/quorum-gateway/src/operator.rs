@@ -8,6 +8,7 @@
 //! | `GET /api/runs/{job}` | one run, its request summary and its review |
 //! | `POST /api/runs/{job}/approve` · `/discard` | decide a draft review |
 //! | `POST /api/index` | request a re-index of `repo` at `ref` |
+//! | `GET /api/memory` · `POST /api/memory/decide` | review memory ([`crate::memory_api`]) |
 //!
 //! Every route needs `Authorization: Bearer <QUORUM_OPERATOR_TOKEN>`; with no
 //! token configured the API is off (404). The gateway never writes to the
@@ -40,6 +41,7 @@ pub struct OperatorApi {
     producer: BusProducer,
     policy: JobPolicy,
     admission: crate::Admission,
+    memory_policy: quorum_memory::Policy,
 }
 
 impl OperatorApi {
@@ -61,7 +63,22 @@ impl OperatorApi {
             producer,
             policy,
             admission,
+            memory_policy: crate::memory_api::default_policy(),
         }
+    }
+
+    /// The trust gates the memory page shows items with.
+    pub fn with_memory_policy(mut self, policy: quorum_memory::Policy) -> Self {
+        self.memory_policy = policy;
+        self
+    }
+
+    pub(crate) fn memory_policy(&self) -> &quorum_memory::Policy {
+        &self.memory_policy
+    }
+
+    pub(crate) fn store(&self) -> &Arc<dyn StateStore> {
+        &self.store
     }
 
     pub fn router(self) -> Router {
@@ -72,11 +89,13 @@ impl OperatorApi {
             .route("/api/runs/{job}/approve", post(approve))
             .route("/api/runs/{job}/discard", post(discard))
             .route("/api/index", post(reindex))
+            .route("/api/memory", get(crate::memory_api::list))
+            .route("/api/memory/decide", post(crate::memory_api::decide))
             .with_state(self)
     }
 
     /// Compares digests in constant time, so response timing says nothing about the token.
-    fn authorize(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+    pub(crate) fn authorize(&self, headers: &HeaderMap) -> Result<(), ApiError> {
         let Some(expected) = self.token_digest else {
             return Err(ApiError(
                 StatusCode::NOT_FOUND,
@@ -102,7 +121,7 @@ impl OperatorApi {
 
 /// A refusal: its status and what is wrong.
 #[derive(Debug)]
-struct ApiError(StatusCode, String);
+pub(crate) struct ApiError(StatusCode, String);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
@@ -115,11 +134,11 @@ impl IntoResponse for ApiError {
     }
 }
 
-fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
+pub(crate) fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
     (status, axum::Json(json!({ "error": message.to_string() }))).into_response()
 }
 
-fn unavailable(e: impl std::fmt::Display) -> Response {
+pub(crate) fn unavailable(e: impl std::fmt::Display) -> Response {
     let mut r = error(StatusCode::SERVICE_UNAVAILABLE, e);
     r.headers_mut()
         .insert("retry-after", "5".parse().expect("valid header"));

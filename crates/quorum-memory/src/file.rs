@@ -181,9 +181,23 @@ pub fn items_for(
     now: chrono::DateTime<chrono::Utc>,
     committed: Option<&MemoryFile>,
 ) -> Vec<MemoryItem> {
+    // Operator decisions (`approve`, `retire`) apply to imported items as
+    // to learned ones; a committed file is above them all.
+    let mut items = state.imported.clone();
+    for m in &mut items {
+        if let Some(d) = state.decisions.get(&m.id) {
+            m.status = d.status;
+            m.note = Some(format!(
+                "{} by {} on {}",
+                d.status,
+                d.by,
+                d.at.get(..10).unwrap_or(&d.at)
+            ));
+        }
+    }
     let imported = MemoryFile {
         learned: Learned::Apply,
-        items: state.imported.clone(),
+        items,
     };
     let base = merge(crate::derive_items(state, policy, now), Some(&imported));
     merge(base, committed)

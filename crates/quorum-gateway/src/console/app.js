@@ -7,6 +7,8 @@ const POLL_MS = 1500;
 const TOKEN_KEY = "quorum-operator-token";
 let timer = null;
 let current = null; // the job shown in the run view
+let view = "runs"; // runs | run | memory
+let lastRepo = ""; // the repository of the newest run, for the memory page
 
 const $ = (id) => document.getElementById(id);
 
@@ -45,9 +47,75 @@ function clear(tbody) {
   while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
 }
 
-function showOnly(view) {
-  $("runs-view").hidden = view !== "runs";
-  $("run-view").hidden = view !== "run";
+function showOnly(which) {
+  $("runs-view").hidden = which !== "runs";
+  $("run-view").hidden = which !== "run";
+  $("memory-view").hidden = which !== "memory";
+}
+
+// Evidence links come from the SCM: only http(s) URLs become links.
+function link(parent, url, text) {
+  if (/^https?:\/\//.test(url || "")) {
+    const a = document.createElement("a");
+    a.href = url;
+    a.rel = "noopener noreferrer";
+    a.textContent = text;
+    parent.appendChild(a);
+  } else {
+    parent.appendChild(document.createTextNode(text));
+  }
+}
+
+async function loadMemory() {
+  const repo = $("m-repo").value.trim() || lastRepo;
+  if (!repo) return;
+  $("m-repo").value = repo;
+  const m = await api("/api/memory?repo=" + encodeURIComponent(repo));
+  $("m-threads").textContent = m.threads + " past review threads";
+  const tbody = $("memory").tBodies[0];
+  clear(tbody);
+  for (const it of m.items) {
+    const tr = document.createElement("tr");
+    tr.dataset.item = it.id;
+    cell(tr, it.id);
+    cell(tr, it.status, "state state-" + it.status);
+    cell(tr, it.kind);
+    cell(tr, it.scope);
+    const what = it.rule ? "rule " + it.rule : it.title ? "title “" + it.title + "”" : it.pattern ? "pattern " + it.pattern : "";
+    cell(tr, what + " — " + it.text + (it.note ? " (" + it.note + ")" : ""));
+    const ev = cell(tr, "");
+    (it.evidence || []).forEach((e, i) => {
+      if (i) ev.appendChild(document.createTextNode(", "));
+      link(ev, e.url, "#" + e.pr + " @" + e.who + " " + e.how);
+    });
+    const actions = cell(tr, "");
+    const button = (label, decision) => {
+      const b = document.createElement("button");
+      b.textContent = label;
+      b.className = decision;
+      b.addEventListener("click", () => decideMemory(repo, it.id, decision));
+      actions.appendChild(b);
+    };
+    if (it.status !== "active") button("Approve", "approve");
+    if (it.status !== "retired") button("Retire", "retire");
+    tbody.appendChild(tr);
+  }
+  $("memory-empty").hidden = m.items.length > 0;
+}
+
+async function decideMemory(repo, id, decision) {
+  try {
+    const r = await fetch("/api/memory/decide", {
+      method: "POST",
+      headers: { Authorization: "Bearer " + token(), "content-type": "application/json" },
+      body: JSON.stringify({ repo, id, decision }),
+    });
+    const body = await r.json().catch(() => ({}));
+    $("m-decision").textContent = r.ok ? id + ": " + body.status : body.error || "the gateway answered " + r.status;
+    await loadMemory();
+  } catch (e) {
+    $("m-decision").textContent = e.message;
+  }
 }
 
 function matches(run) {
@@ -63,6 +131,7 @@ async function loadRuns() {
   const { runs } = await api("/api/runs?limit=100");
   const tbody = $("runs").tBodies[0];
   clear(tbody);
+  if (runs.length && runs[0].repo) lastRepo = runs[0].repo;
   const shown = runs.filter(matches);
   for (const run of shown) {
     const tr = document.createElement("tr");
@@ -141,6 +210,7 @@ async function loadRun(job) {
 
 async function openRun(job) {
   current = job;
+  view = "run";
   $("decision").textContent = "";
   showOnly("run");
   await refresh();
@@ -162,8 +232,10 @@ async function refresh() {
     return;
   }
   try {
-    if (current) await loadRun(current);
+    if (view === "memory") await loadMemory();
+    else if (current) await loadRun(current);
     else await loadRuns();
+    showOnly(view);
     status("");
   } catch (e) {
     status(e.message);
@@ -173,7 +245,7 @@ async function refresh() {
 
 function start() {
   if (timer) clearInterval(timer);
-  if (!current) showOnly("runs");
+  showOnly(view);
   refresh();
   timer = setInterval(refresh, POLL_MS);
 }
@@ -184,12 +256,21 @@ document.addEventListener("DOMContentLoaded", () => {
     sessionStorage.setItem(TOKEN_KEY, $("token").value);
     $("token").value = "";
     current = null;
+    view = "runs";
     start();
   });
-  $("back").addEventListener("click", (ev) => {
+  const go = (which) => (ev) => {
     ev.preventDefault();
     current = null;
-    showOnly("runs");
+    view = which;
+    showOnly(which);
+    refresh();
+  };
+  $("back").addEventListener("click", go("runs"));
+  $("nav-runs").addEventListener("click", go("runs"));
+  $("nav-memory").addEventListener("click", go("memory"));
+  $("memory-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
     refresh();
   });
   $("approve").addEventListener("click", () => decide("approve"));

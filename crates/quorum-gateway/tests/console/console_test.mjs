@@ -100,6 +100,34 @@ writeFileSync(auth, readFileSync(auth, "utf8") + change("find_admin_by_email"));
 git(repo, "commit", "-qam", "admin lookup");
 const head2 = git(repo, "rev-parse", "HEAD");
 
+// A real redis-server holds the fleet's state, so `quorum memory import`
+// (another process) and the console's memory page see the same memory.
+const redisPort = await freePort();
+const redis = spawn("redis-server", ["--port", String(redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+  stdio: "ignore",
+});
+const REDIS_URL = `redis://127.0.0.1:${redisPort}`;
+const prefix = `console-${process.pid}:`;
+const memoryFile = join(work, "memory.yaml");
+writeFileSync(
+  memoryFile,
+  [
+    "version: 1",
+    "items:",
+    "  - kind: suppress",
+    "    status: active",
+    '    scope: "shop/**"',
+    "    rule: missing-timeout",
+    "    text: Calls in shop/ go through the client wrapper, which sets the timeout.",
+    "  - kind: avoid",
+    "    status: suggested",
+    '    scope: "shop/**"',
+    "    pattern: '\\bprint\\('",
+    "    text: Log with the module logger, never print().",
+    "",
+  ].join("\n"),
+);
+
 const port = await freePort();
 const gateway = `http://127.0.0.1:${port}`;
 const fleet = spawn(quorum, ["up", "--gateway-addr", `127.0.0.1:${port}`, "--publish-mode", "draft"], {
@@ -110,6 +138,8 @@ const fleet = spawn(quorum, ["up", "--gateway-addr", `127.0.0.1:${port}`, "--pub
     GITHUB_WEBHOOK_SECRET: "console-test-secret",
     QUORUM_OPERATOR_TOKEN: TOKEN,
     QUORUM_AGGREGATOR_DEADLINE_SECS: "30",
+    REDIS_URL,
+    QUORUM_REDIS_PREFIX: prefix,
   },
   stdio: ["ignore", "ignore", "pipe"],
 });
@@ -202,6 +232,35 @@ try {
     return s === "approved" || s === "published" ? s : null;
   });
   console.log(`console: run ${job1} discarded, run ${job2} ${approved}`);
+
+  // The memory page: items imported by `quorum memory import` (another
+  // process, the same Redis); retire the active one, approve the suggested one.
+  execFileSync(quorum, ["memory", "import", "--repo", REPO, memoryFile], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, REDIS_URL, QUORUM_REDIS_PREFIX: prefix },
+  });
+  await page.click("#nav-memory");
+  await page.fill("#m-repo", REPO);
+  await page.click("#memory-form button");
+  await page.waitForSelector("#memory tbody tr[data-item]", { timeout: 15000 });
+  const items = (await callApi(`/api/memory?repo=${encodeURIComponent(REPO)}`)).body.items;
+  const active = items.find((m) => m.kind === "suppress");
+  const suggested = items.find((m) => m.kind === "avoid");
+  assert.equal(active.status, "active");
+  assert.equal(suggested.status, "suggested");
+  await page.click(`#memory tr[data-item="${active.id}"] button.retire`);
+  await until("the retirement", async () =>
+    (await callApi(`/api/memory?repo=${encodeURIComponent(REPO)}`)).body.items.find((m) => m.id === active.id).status === "retired",
+  );
+  await page.click(`#memory tr[data-item="${suggested.id}"] button.approve`);
+  await until("the approval", async () =>
+    (await callApi(`/api/memory?repo=${encodeURIComponent(REPO)}`)).body.items.find((m) => m.id === suggested.id).status === "active",
+  );
+  await page.waitForFunction(
+    (id) => document.querySelector(`#memory tr[data-item="${id}"] .state`)?.textContent === "retired",
+    active.id,
+    { timeout: 10000 },
+  );
+  await page.screenshot({ path: join(root, "docs/console-memory.png") });
   assert.deepEqual(cspErrors.filter((e) => /Content Security Policy/.test(e)), [], "the page breaks none of its own CSP");
   console.log("console-check: OK");
 } catch (e) {
@@ -211,5 +270,6 @@ try {
 } finally {
   if (browser) await browser.close();
   fleet.kill("SIGTERM");
+  redis.kill("SIGTERM");
   rmSync(work, { recursive: true, force: true });
 }
