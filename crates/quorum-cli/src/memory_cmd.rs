@@ -356,6 +356,11 @@ pub async fn run(cmd: MemoryCommand) -> anyhow::Result<bool> {
             let result = async {
                 let mut st = home.load(&state.repo).await?;
                 let n = parsed.items.len();
+                // The file is the newer word on its items: earlier operator
+                // decisions on them give way to it.
+                for it in &parsed.items {
+                    st.decisions.remove(&it.id);
+                }
                 st.imported = parsed.items;
                 home.save(&state.repo, &st).await.map_err(anyhow::Error::msg)?;
                 anyhow::Ok(n)

@@ -275,3 +275,43 @@ async fn a_rerun_with_a_response_cache_replays_every_model_answer() {
         "the model's finding is in the review: {first:#?}"
     );
 }
+
+/// Review memory in the model's prompt: the team's past thread on the file
+/// the change touches reaches the model roles, fenced, with where to cite it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_review_threads_on_the_changed_file_reach_the_model_roles() {
+    let (file, _) = support::anchor_line("01-sql-fstring-email-lookup");
+    let model = ScriptedModel::respond(|req, _| {
+        if system(req).contains("critic of a code review bot") {
+            return Scripted::content(&json!({"decisions": []}).to_string());
+        }
+        Scripted::content(&json!({"findings": []}).to_string())
+    })
+    .await;
+    let thread = |id: u64, path: &str, text: &str| {
+        json!({"id": id, "pr": id, "path": path, "reviewer": "alice", "association": "MEMBER", "text": text,
+               "plus_one": 1, "minus_one": 0, "merged": true, "created_at": "2026-01-02T10:00:00Z", "url": "u"})
+    };
+    let state = json!({"threads": {
+        "12": thread(12, &file, "alice: always pass query values as parameters, never format them into SQL"),
+        "13": thread(13, "docs/unrelated.md", "alice: typo in the heading"),
+    }});
+    let (_review, _, _) =
+        support::review_case_with_memory("01-sql-fstring-email-lookup", config(&model), Some(state.to_string())).await;
+    let reqs = model.requests();
+    let reviewer = reqs
+        .iter()
+        .find(|r| system(r).contains("correctness reviewer"))
+        .expect("the reviewer role called the model");
+    let user = reviewer["messages"][1]["content"].as_str().unwrap_or_default();
+    assert!(user.contains(&format!("@alice (MEMBER) on {file} in #12")), "{user}");
+    assert!(
+        user.contains("never format them into SQL") && user.contains("as @login asked in #PR"),
+        "{user}"
+    );
+    assert!(user.contains("<<<UNTRUSTED past-reviews "), "{user}");
+    assert!(
+        !user.contains("typo in the heading"),
+        "a thread unrelated to the change is not shown"
+    );
+}

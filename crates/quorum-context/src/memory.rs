@@ -12,6 +12,37 @@ use quorum_store::StateStore;
 pub struct ReviewMemory {
     pub set: MemorySet,
     pub notes: Vec<String>,
+    /// The past review threads learned state holds.
+    pub threads: Vec<quorum_memory::PastThread>,
+}
+
+/// Past threads per changed file a prompt gets, and in all.
+const PAST_PER_FILE: usize = 2;
+const PAST_IN_ALL: usize = 6;
+
+/// The team's past threads most relevant to a change: for each changed
+/// file, the best-ranked threads for its patch (same file and directory
+/// first, re-ranked by reactions), each once, at most [`PAST_IN_ALL`].
+pub fn past_reviews_for(threads: &[quorum_memory::PastThread], req: &ReviewRequest) -> Vec<quorum_memory::PastThread> {
+    let mut out: Vec<quorum_memory::PastThread> = vec![];
+    if threads.is_empty() {
+        return out;
+    }
+    for f in &req.files {
+        let query = format!("{} {}", f.path, f.patch.as_deref().unwrap_or(""));
+        for hit in quorum_memory::search(
+            threads,
+            &quorum_memory::Asker::Anyone,
+            &query,
+            Some(&f.path),
+            PAST_PER_FILE,
+        ) {
+            if out.len() < PAST_IN_ALL && !out.iter().any(|t| t.id == hit.thread.id) {
+                out.push(hit.thread);
+            }
+        }
+    }
+    out
 }
 
 /// Learned state from the store, laid under the `.quorum/memory.yaml`
@@ -64,7 +95,11 @@ pub async fn load(
         notes.push(format!("memory not applied: {e}"));
         MemorySet::default()
     });
-    ReviewMemory { set, notes }
+    ReviewMemory {
+        set,
+        notes,
+        threads: state.threads.into_values().collect(),
+    }
 }
 
 pub use quorum_memory::learn::MemoryArgs;

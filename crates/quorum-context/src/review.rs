@@ -69,6 +69,7 @@ impl ContextBuilder {
             )
             .await;
             ctx.notes.extend(memory.notes);
+            ctx.past_reviews = crate::memory::past_reviews_for(&memory.threads, req);
             let specs = memory.set.conventions();
             if !specs.is_empty() {
                 match conventions::compile(specs, "review memory") {

@@ -40,6 +40,9 @@ pub struct ReviewContext {
     /// The repository's `.quorum.yml` conventions, read at the base commit
     /// so a PR cannot switch off the rules it is judged by.
     pub conventions: Arc<conventions::Conventions>,
+    /// The team's past review threads most relevant to the changed files
+    /// (review memory, F-MEM-2), for a model's prompt; empty without memory.
+    pub past_reviews: Vec<quorum_memory::PastThread>,
     /// Why some context is missing (no graph, no config), for the review body.
     pub notes: Vec<String>,
     /// Seconds spent per retrieval back-end (`graph`, `tree`), for metrics.

@@ -1,6 +1,7 @@
 //! Black-box tests of the worker loop on the embedded broker (librdkafka's
-//! mock cluster): fan-out, partition split, redelivery, retries and DLQ,
-//! graceful shutdown.
+//! mock cluster) — or on a real broker, tansu, with `QUORUM_TEST_TANSU`
+//! (`make test-broker`): fan-out, partition split, redelivery, retries and
+//! DLQ, graceful shutdown.
 
 mod common;
 
@@ -15,7 +16,7 @@ use quorum_runtime::{CancellationToken, Delivery, Handler, HandlerError, Metrics
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_agent_group_receives_every_job() {
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let log: Log = Default::default();
     let stop = CancellationToken::new();
     let groups = ["agent-static", "agent-reviewer", "agent-security", "agent-tests"];
@@ -39,7 +40,7 @@ async fn every_agent_group_receives_every_job() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_members_of_one_group_split_the_six_partitions() {
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let log: Log = Default::default();
     let stop = CancellationToken::new();
     bus.worker("split", Topic::AgentResults, Recorder::new("a", &log), &stop);
@@ -95,7 +96,7 @@ async fn two_members_of_one_group_split_the_six_partitions() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_uncommitted_message_is_redelivered_after_its_consumer_dies() {
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let log: Log = Default::default();
     let stop = CancellationToken::new();
     let mut hanging = Recorder::new("dying", &log);
@@ -120,7 +121,7 @@ async fn an_uncommitted_message_is_redelivered_after_its_consumer_dies() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_poison_message_reaches_the_dlq_after_three_attempts_and_the_partition_moves_on() {
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let log: Log = Default::default();
     let stop = CancellationToken::new();
     let mut handler = Recorder::new("w", &log);
@@ -163,7 +164,7 @@ async fn an_invalid_message_goes_to_the_dlq_at_once_with_where_it_came_from() {
     use rdkafka::consumer::{Consumer, StreamConsumer};
     use rdkafka::message::Headers;
 
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let log: Log = Default::default();
     let stop = CancellationToken::new();
     let mut handler = Recorder::new("w", &log);
@@ -172,7 +173,7 @@ async fn an_invalid_message_goes_to_the_dlq_at_once_with_where_it_came_from() {
     bus.send(Topic::IndexRequested, "o/r", "garbage").await;
 
     let reader: StreamConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bus.broker.bootstrap_servers())
+        .set("bootstrap.servers", &bus.config.brokers)
         .set("group.id", "inspect")
         .set("auto.offset.reset", "earliest")
         .create()
@@ -207,7 +208,7 @@ async fn an_invalid_message_goes_to_the_dlq_at_once_with_where_it_came_from() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_finishes_the_message_in_hand_and_commits_it() {
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let log: Log = Default::default();
     let stop = CancellationToken::new();
     let mut slow = Recorder::new("slow", &log);
@@ -250,7 +251,7 @@ async fn a_long_handler_does_not_freeze_its_group() {
             Ok(vec![])
         }
     }
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let log: Log = Default::default();
     let stop = CancellationToken::new();
     let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -294,7 +295,7 @@ async fn a_long_handler_does_not_freeze_its_group() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_lettered_message_can_be_listed_and_replayed_to_its_group() {
     use quorum_runtime::dlq;
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let log: Log = Default::default();
     let stop = CancellationToken::new();
     let mut strict = Recorder::new("strict", &log);
@@ -353,7 +354,7 @@ async fn consumer_lag_counts_waiting_messages_per_partition_and_drains_to_zero()
             Ok(vec![])
         }
     }
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let mut config = bus.config.clone();
     config.lag_every = Duration::from_millis(200);
     let open = Arc::new(AtomicBool::new(false));
@@ -432,7 +433,7 @@ async fn an_output_too_large_to_publish_dead_letters_the_input_at_once() {
             }])
         }
     }
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let log: Log = Default::default();
     let stop = CancellationToken::new();
     let calls = Arc::new(AtomicUsize::new(0));

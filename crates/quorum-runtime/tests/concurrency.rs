@@ -123,7 +123,7 @@ async fn wait_for_lag(bus: &Bus, group: &str, topic: Topic, what: &str, check: i
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn out_of_order_completions_commit_only_up_to_the_unfinished_message() {
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let stop = CancellationToken::new();
     let probe = Probe::default();
     bus.worker_with(
@@ -178,7 +178,7 @@ async fn out_of_order_completions_commit_only_up_to_the_unfinished_message() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_redelivers_the_unfinished_message_and_loses_nothing_finished_after_it() {
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let stop = CancellationToken::new();
     let probe = Probe::default();
     let dying = bus.worker_with(
@@ -242,7 +242,7 @@ async fn a_crash_redelivers_the_unfinished_message_and_loses_nothing_finished_af
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoke_while_several_are_in_flight_loses_nothing() {
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let stop = CancellationToken::new();
     let probe = Probe {
         delay: Duration::from_millis(300),
@@ -306,7 +306,7 @@ async fn a_revoke_while_several_are_in_flight_loses_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_of_one_key_run_one_at_a_time_in_order() {
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let stop = CancellationToken::new();
     let probe = Probe {
         delay: Duration::from_millis(30),
@@ -349,7 +349,7 @@ async fn messages_of_one_key_run_one_at_a_time_in_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_in_flight_gauge_counts_running_messages_up_to_the_limit() {
-    let bus = Bus::new();
+    let bus = Bus::new().await;
     let stop = CancellationToken::new();
     let probe = Probe::default();
     let metrics = Metrics::new();

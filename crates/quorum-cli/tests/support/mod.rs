@@ -45,12 +45,25 @@ pub async fn review_case_with_results(
     case_id: &str,
     llm: LlmConfig,
 ) -> (Review, Metrics, BTreeMap<AgentRole, AgentResult>) {
+    review_case_with_memory(case_id, llm, None).await
+}
+
+/// [`review_case_with_results`], with this review-memory state (JSON) in
+/// the store for the repository first.
+pub async fn review_case_with_memory(
+    case_id: &str,
+    llm: LlmConfig,
+    memory: Option<String>,
+) -> (Review, Metrics, BTreeMap<AgentRole, AgentResult>) {
     let root = fixture();
     let case = load_case(&root.join(format!("cases/{case_id}.json"))).unwrap();
     let repo = build_case_repo(&root, &case).unwrap();
     let ctx = ServiceContext::embedded(|_| {}).unwrap();
     let metrics = ctx.metrics.clone();
     let store: Arc<dyn quorum_store::StateStore> = Arc::new(MemoryStore::new());
+    if let Some(state) = memory {
+        store.put_memory("storefront/shop", &state).await.unwrap();
+    }
     let repos = LocalRepos::new();
     repos.insert("storefront/shop", LocalGit::open(&repo.path).unwrap());
     let secret = b"model-fleet-secret".to_vec();

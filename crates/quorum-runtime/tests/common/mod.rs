@@ -1,6 +1,10 @@
-//! Helpers shared by the worker-loop tests: a bus on the embedded broker,
-//! a recording handler, waiting without asserting wall-clock time.
+//! Helpers shared by the worker-loop tests: a bus on the embedded broker
+//! (librdkafka's mock cluster) or, with `QUORUM_TEST_TANSU`, on a real
+//! Kafka-protocol broker (tansu) — the same test bodies on both — a
+//! recording handler, waiting without asserting wall-clock time.
 #![allow(dead_code)]
+
+pub mod tansu;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -64,17 +68,35 @@ impl Handler for Recorder {
     }
 }
 
+/// Where a test's bus runs.
+pub enum Broker {
+    Mock(EmbeddedBroker),
+    Tansu(tansu::Tansu),
+}
+
 pub struct Bus {
-    pub broker: EmbeddedBroker,
+    pub broker: Broker,
     pub config: BusConfig,
     pub producer: BusProducer,
     pub workers: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 impl Bus {
-    pub fn new() -> Bus {
-        let broker = EmbeddedBroker::start().expect("embedded broker");
-        let config = BusConfig::for_tests(broker.bootstrap_servers());
+    /// The mock, or tansu when `QUORUM_TEST_TANSU` names its binary.
+    pub async fn new() -> Bus {
+        let (broker, bootstrap) = match tansu::binary() {
+            Some(bin) => {
+                let t = tansu::Tansu::start(&bin).await;
+                let b = t.bootstrap.clone();
+                (Broker::Tansu(t), b)
+            }
+            None => {
+                let m = EmbeddedBroker::start().expect("embedded broker");
+                let b = m.bootstrap_servers().to_string();
+                (Broker::Mock(m), b)
+            }
+        };
+        let config = BusConfig::for_tests(bootstrap);
         let producer = BusProducer::new(&config).unwrap();
         Bus {
             broker,
@@ -82,6 +104,10 @@ impl Bus {
             producer,
             workers: Mutex::new(Vec::new()),
         }
+    }
+
+    pub fn on_real_broker(&self) -> bool {
+        matches!(self.broker, Broker::Tansu(_))
     }
 
     /// Stops every worker while the broker is still up (a consumer closing
