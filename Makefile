@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo docs-check mcp-check console-check test-broker broker-smoke tansu eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: run demo docs-check mcp-check console-check mutate test-broker broker-smoke tansu eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -180,6 +180,16 @@ HELDOUT_DIR := $(HOME)/.cache/quorum/heldout
 HELDOUT := pypi:click:8.1.7:src pypi:requests:2.32.3:src \
   npm:immer:10.1.1:src npm:commander:12.1.0:. crates:semver:1.0.23:.
 HELDOUT_MODES := diff_only full_files graph_rag
+
+# Mutations at every sampled site of the held-out packages' source (issue
+# 29, first part): `quorum mutate` per package, seeded; docs/generality.md
+# holds the figures. Not in `make test` yet.
+MUTATE_DIRS := click-8.1.7/src/click requests-2.32.3/src/requests commander-12.1.0/lib immer-10.1.1/src semver-1.0.23/src
+mutate: build
+	@for spec in $(HELDOUT); do \
+	  set -- $$(echo $$spec | tr : ' '); test -d $(HELDOUT_DIR)/$$2-$$3 || sh eval/heldout/fetch.sh $$1 $$2 $$3 $(HELDOUT_DIR) || exit 1; \
+	done
+	@for d in $(MUTATE_DIRS); do $(BIN)/quorum mutate --dir $(HELDOUT_DIR)/$$d --sample 100 --seed 1 || exit 1; done
 heldout-check: build
 	@for spec in $(HELDOUT); do \
 	  set -- $$(echo $$spec | tr : ' '); kind=$$1; pkg=$$2; ver=$$3; src=$(HELDOUT_DIR)/$$pkg-$$ver/$$4; xfail=$${5:-}; \

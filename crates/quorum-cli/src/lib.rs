@@ -14,6 +14,7 @@ pub mod graph_cmd;
 pub mod judge_cmd;
 pub mod memory_cmd;
 pub mod memory_eval;
+pub mod mutate;
 pub mod prices;
 pub mod progress;
 pub mod review;

@@ -98,6 +98,8 @@ enum Command {
     /// Review memory: harvest past reviews and answers to Quorum, list, approve, retire, export, import, search.
     #[command(subcommand)]
     Memory(quorum_cli::memory_cmd::MemoryCommand),
+    /// Mutate every sampled site of a real codebase (rename, add a parameter) and count what the graph checks catch, with inverse controls.
+    Mutate(quorum_cli::mutate::MutateArgs),
     /// Measure review memory's effect (eval/memory): dismissed findings, learned conventions, clean controls.
     EvalMemory(quorum_cli::memory_eval::EvalMemoryArgs),
     /// Publish a draft review that is waiting for approval.
@@ -311,6 +313,15 @@ async fn main() -> anyhow::Result<()> {
         Command::Memory(cmd) => {
             if !quorum_cli::memory_cmd::run(cmd).await? {
                 std::process::exit(1);
+            }
+        }
+        Command::Mutate(args) => {
+            quiet_logs();
+            let report = quorum_cli::mutate::run(&args)?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", report.render());
             }
         }
         Command::EvalMemory(args) => {

@@ -1,0 +1,411 @@
+//! `quorum mutate --dir DIR`: generality measured the way mutation testing
+//! does (issue 29, first part). For every function of a real codebase that
+//! has callers in other files, a mutation is made mechanically — the kind
+//! of change the code graph claims to catch — and reviewed through the
+//! graph checks the offline engine runs in `graph_rag`, on one warm base
+//! graph; then its **inverse control**, the same edit with every caller
+//! updated, which must produce no finding.
+//!
+//! Classes so far: `rename` (the definition renamed, callers left calling
+//! the old name) and `add-param` (a required parameter appended, callers
+//! passing what they passed). A site is sampled uniformly (seeded). A
+//! mutation that cannot be made textually on one line (a multi-line
+//! signature, defaults or varargs before the new parameter) is counted as
+//! not constructed, with why — never silently dropped.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use quorum_core::{AgentRole, FileDiff, FileStatus};
+use quorum_graph::{Graph, ImpactOptions, SymbolKind, impact, overlay};
+use serde::Serialize;
+
+#[derive(Debug, clap::Args)]
+pub struct MutateArgs {
+    /// The codebase (a directory of source; e.g. an sdist's package).
+    #[arg(long)]
+    pub dir: PathBuf,
+    /// Sites sampled per class.
+    #[arg(long, default_value_t = 100)]
+    pub sample: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A function with callers in other files.
+#[derive(Debug, Clone)]
+struct Site {
+    qname: String,
+    name: String,
+    path: String,
+    start_line: u32,
+    /// `(path, line)` of every call the graph resolved to it (a site is
+    /// chosen for having at least one in another file; the control
+    /// updates them all).
+    callers: Vec<(String, u32)>,
+}
+
+/// One class's outcome.
+#[derive(Debug, Default, Serialize)]
+pub struct ClassReport {
+    pub class: String,
+    pub sites: usize,
+    pub sampled: usize,
+    pub constructed: usize,
+    pub hits: usize,
+    pub recall: f64,
+    pub controls: usize,
+    pub control_findings: usize,
+    /// Why mutations could not be made, with counts.
+    pub not_constructed: BTreeMap<String, usize>,
+    /// Up to ten missed sites (qualified names), to read.
+    pub missed: Vec<String>,
+    /// Up to ten controls that drew a finding, with the finding's title.
+    pub false_positives: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct MutateReport {
+    pub dir: String,
+    pub files: usize,
+    pub seed: u64,
+    pub classes: Vec<ClassReport>,
+}
+
+fn sites(g: &Graph) -> Vec<Site> {
+    let mut out = vec![];
+    for id in 0..g.symbol_count() as u32 {
+        let s = g.symbol(id);
+        if !matches!(s.kind, SymbolKind::Function | SymbolKind::Method) || s.is_test {
+            continue;
+        }
+        // Every call edge, not one per calling function: a control must
+        // update each call site, or what it leaves broken is a true finding.
+        let mut callers: Vec<(String, u32)> = g
+            .incoming(id)
+            .filter(|e| e.kind == quorum_graph::EdgeKind::Calls)
+            .map(|e| (g.symbol(e.from).path.to_string(), e.line))
+            .collect();
+        callers.sort();
+        callers.dedup();
+        if !callers.iter().any(|(p, _)| p != s.path) || s.name.len() < 3 {
+            continue;
+        }
+        out.push(Site {
+            qname: s.qname.clone(),
+            name: s.name.to_string(),
+            path: s.path.to_string(),
+            start_line: s.start_line,
+            callers,
+        });
+    }
+    out
+}
+
+/// The definition line of `site` (0-based index into the file's lines):
+/// the first line from its start that names it and opens its parameters —
+/// after a keyword (`def`, `function`, `fn`, `func`), or as a class
+/// method (`async name(`, `static name(`, `name(` opening the line).
+fn def_line(lines: &[&str], site: &Site) -> Option<usize> {
+    let from = site.start_line.saturating_sub(1) as usize;
+    let needle = format!("{}(", site.name);
+    const MODIFIERS: [&str; 8] = [
+        "async ",
+        "static ",
+        "public ",
+        "private ",
+        "protected ",
+        "get ",
+        "set ",
+        "*",
+    ];
+    (from..lines.len().min(from + 6)).find(|&i| {
+        let l = lines[i];
+        let keyword = ["def ", "function ", "fn ", "func "].iter().any(|k| l.contains(k));
+        let mut bare = l.trim_start();
+        while let Some(m) = MODIFIERS.iter().find(|m| bare.starts_with(**m)) {
+            bare = bare[m.len()..].trim_start();
+        }
+        l.contains(&needle) && (keyword || bare.starts_with(&needle))
+    })
+}
+
+/// Replaces `name(` with `new(` as a whole word on one line.
+fn rename_on(line: &str, name: &str, new: &str) -> Option<String> {
+    let needle = format!("{name}(");
+    let mut out = String::new();
+    let mut rest = line;
+    let mut changed = false;
+    while let Some(i) = rest.find(&needle) {
+        let before = rest[..i].chars().last();
+        let whole = before.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        out.push_str(&rest[..i]);
+        out.push_str(if whole { new } else { name });
+        out.push('(');
+        changed |= whole;
+        rest = &rest[i + needle.len()..];
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
+/// The index of the `)` that closes the `(` at `open`, on this line.
+fn closing(line: &str, open: usize) -> Option<usize> {
+    let mut depth = 0;
+    for (i, c) in line[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Inserts `arg` as the last argument of the first call of `name` on the line.
+fn append_arg(line: &str, name: &str, arg: &str) -> Option<String> {
+    let needle = format!("{name}(");
+    let open = line.find(&needle)? + name.len();
+    let close = closing(line, open)?;
+    let inside = line[open + 1..close].trim();
+    let sep = if inside.is_empty() { "" } else { ", " };
+    Some(format!("{}{sep}{arg}{}", &line[..close], &line[close..]))
+}
+
+/// How a control updates one call line.
+type CallEdit<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
+struct Mutant {
+    /// The files it changes, with their new text.
+    files: Vec<(String, String)>,
+}
+
+fn replace_line(text: &str, index: usize, new: &str) -> String {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    lines[index] = new;
+    lines.join("\n")
+}
+
+/// The mutation and its inverse control for one site, or why not.
+fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -> Result<(Mutant, Mutant), String> {
+    let text = files
+        .get(&site.path)
+        .ok_or("the definition's file is not in the tree")?;
+    let lines: Vec<&str> = text.split('\n').collect();
+    let at = def_line(&lines, site).ok_or("no one-line definition found")?;
+    let new_name = format!("{}_renamed", site.name);
+    let (def, call_edit): (String, Box<CallEdit>) = match class {
+        "rename" => (
+            rename_on(lines[at], &site.name, &new_name).ok_or("the name is not on the definition line")?,
+            Box::new(|l: &str| rename_on(l, &site.name, &new_name)),
+        ),
+        "add-param" => {
+            let open = lines[at].find(&format!("{}(", site.name)).ok_or("no parameter list")? + site.name.len();
+            let close = closing(lines[at], open).ok_or("a signature over several lines")?;
+            let params = &lines[at][open + 1..close];
+            if params.contains('=') || params.contains('*') || params.contains("...") {
+                return Err("defaults or varargs: a required parameter cannot be appended".into());
+            }
+            let sep = if params.trim().is_empty() { "" } else { ", " };
+            (
+                format!("{}{sep}quorum_extra{}", &lines[at][..close], &lines[at][close..]),
+                Box::new(|l: &str| append_arg(l, &site.name, "None")),
+            )
+        }
+        other => return Err(format!("unknown class {other}")),
+    };
+    let mutated = replace_line(text, at, &def);
+    let mutant = Mutant {
+        files: vec![(site.path.clone(), mutated.clone())],
+    };
+    // The control: every caller updated too.
+    let mut edited: BTreeMap<String, String> = BTreeMap::new();
+    edited.insert(site.path.clone(), mutated);
+    for (path, line) in &site.callers {
+        let current = edited
+            .get(path)
+            .cloned()
+            .or_else(|| files.get(path).cloned())
+            .ok_or("a caller's file is not in the tree")?;
+        let idx = (*line as usize).checked_sub(1).ok_or("a caller on line 0")?;
+        let cl: Vec<&str> = current.split('\n').collect();
+        let l = cl.get(idx).ok_or("a caller line past the end")?;
+        let updated = call_edit(l).ok_or("a call not on one line, or through another name")?;
+        edited.insert(path.clone(), replace_line(&current, idx, &updated));
+    }
+    Ok((
+        mutant,
+        Mutant {
+            files: edited.into_iter().collect(),
+        },
+    ))
+}
+
+/// Whether a finding is about a broken caller of `site`: on a caller's
+/// line, or naming one (`path:line`) in its explanation or evidence — the
+/// signature check reports at the definition and lists the calls.
+fn names_a_caller(found: &[quorum_core::Finding], site: &Site) -> bool {
+    found.iter().any(|f| {
+        site.callers.iter().any(|(p, l)| {
+            let at = format!("{p}:{l}");
+            (f.file == *p && f.line == *l)
+                || f.explanation.contains(&at)
+                || f.evidence.iter().any(|e| e.detail.contains(&at))
+        })
+    })
+}
+
+/// The graph checks' findings on a mutant.
+fn review(base: &Graph, originals: &BTreeMap<String, String>, m: &Mutant) -> Vec<quorum_core::Finding> {
+    let changes: Vec<(String, Option<String>)> = m.files.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
+    let diffs: Vec<FileDiff> = m
+        .files
+        .iter()
+        .map(|(p, t)| {
+            let old = originals.get(p).map(String::as_str).unwrap_or("");
+            let patch = quorum_scm::unified_patch(old.as_bytes(), t.as_bytes());
+            quorum_core::diff::parse_file_patch(p, None, FileStatus::Modified, &patch).0
+        })
+        .collect();
+    let (head, _) = overlay(base, &changes);
+    let report = impact(base, &head, &diffs, ImpactOptions::default());
+    quorum_engine::graph_checks::check(&report, &diffs, AgentRole::Reviewer)
+}
+
+pub fn run(args: &MutateArgs) -> anyhow::Result<MutateReport> {
+    let tree = quorum_scm::read_dir_tree(&args.dir).with_context(|| format!("reading {}", args.dir.display()))?;
+    let files: BTreeMap<String, String> = tree.iter().cloned().collect();
+    let (base, _) = quorum_graph::build(tree, None);
+    let all = sites(&base);
+    let mut classes = vec![];
+    for class in ["rename", "add-param"] {
+        let mut rng = fastrand::Rng::with_seed(args.seed);
+        let mut pool = all.clone();
+        rng.shuffle(&mut pool);
+        pool.truncate(args.sample);
+        let mut r = ClassReport {
+            class: class.into(),
+            sites: all.len(),
+            sampled: pool.len(),
+            ..Default::default()
+        };
+        for site in &pool {
+            let (mutant, control) = match make(class, site, &files) {
+                Ok(pair) => pair,
+                Err(why) => {
+                    *r.not_constructed.entry(why).or_default() += 1;
+                    continue;
+                }
+            };
+            r.constructed += 1;
+            let found = review(&base, &files, &mutant);
+            if names_a_caller(&found, site) {
+                r.hits += 1;
+            } else if r.missed.len() < 10 {
+                r.missed.push(site.qname.clone());
+            }
+            r.controls += 1;
+            let noise = review(&base, &files, &control);
+            if let Some(f) = noise.first() {
+                r.control_findings += 1;
+                if r.false_positives.len() < 10 {
+                    r.false_positives
+                        .push(format!("{}: {} ({}:{})", site.qname, f.title, f.file, f.line));
+                }
+            }
+        }
+        r.recall = if r.constructed == 0 {
+            0.0
+        } else {
+            r.hits as f64 / r.constructed as f64
+        };
+        classes.push(r);
+    }
+    Ok(MutateReport {
+        dir: args.dir.display().to_string(),
+        files: files.len(),
+        seed: args.seed,
+        classes,
+    })
+}
+
+impl MutateReport {
+    pub fn render(&self) -> String {
+        let mut s = format!("{} ({} files, seed {})\n", self.dir, self.files, self.seed);
+        for c in &self.classes {
+            s.push_str(&format!(
+                "  {:<10} {} sites, {} sampled, {} made: recall {:.2} ({} hits); controls {} with a finding of {}\n",
+                c.class, c.sites, c.sampled, c.constructed, c.recall, c.hits, c.control_findings, c.controls
+            ));
+            for (why, n) in &c.not_constructed {
+                s.push_str(&format!("      not made ×{n}: {why}\n"));
+            }
+            for m in &c.missed {
+                s.push_str(&format!("      missed: {m}\n"));
+            }
+            for f in &c.false_positives {
+                s.push_str(&format!("      control finding: {f}\n"));
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edits_are_whole_words_on_one_line() {
+        assert_eq!(
+            rename_on("    x = total(a) + subtotal(b)", "total", "total_renamed").unwrap(),
+            "    x = total_renamed(a) + subtotal(b)"
+        );
+        assert_eq!(rename_on("subtotal(b)", "total", "t2"), None);
+        assert_eq!(
+            append_arg("y = f(a, g(b))", "f", "None").unwrap(),
+            "y = f(a, g(b), None)"
+        );
+        assert_eq!(append_arg("y = f()", "f", "None").unwrap(), "y = f(None)");
+        assert_eq!(append_arg("y = f(a,", "f", "None"), None);
+    }
+
+    #[test]
+    fn a_python_package_gives_hits_and_silent_controls() {
+        let files = BTreeMap::from([
+            (
+                "pkg/tax.py".to_string(),
+                "def rate(region):\n    return 2\n".to_string(),
+            ),
+            (
+                "pkg/cart.py".to_string(),
+                "from pkg.tax import rate\n\n\ndef total(items, region):\n    return sum(items) * rate(region)\n"
+                    .to_string(),
+            ),
+        ]);
+        let (base, _) = quorum_graph::build(files.clone(), None);
+        let found = sites(&base);
+        let site = found
+            .iter()
+            .find(|s| s.name == "rate")
+            .expect("rate has a caller in cart.py");
+        for class in ["rename", "add-param"] {
+            let (mutant, control) = make(class, site, &files).unwrap();
+            let hits = review(&base, &files, &mutant);
+            assert!(names_a_caller(&hits, site), "{class}: {hits:?}");
+            assert!(
+                review(&base, &files, &control).is_empty(),
+                "{class}: the control draws nothing"
+            );
+        }
+    }
+}
