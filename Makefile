@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo docs-check mcp-check console-check mutate test-broker broker-smoke tansu eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: run demo docs-check mcp-check console-check mutate mutate-check test-broker broker-smoke tansu eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -162,7 +162,7 @@ eval-memory-check: build
 	python3 eval/memory/check.py $${TMPDIR:-/tmp}/quorum-memory-results.json
 	python3 -m pytest -q -p no:cacheprovider eval/memory/tests
 
-test: deps-test deps-deploy docs-check lint unit fixture-tests deploy-check mcp-check console-check broker-smoke eval-check heldout-check eval-memory-check
+test: deps-test deps-deploy docs-check lint unit fixture-tests deploy-check mcp-check console-check broker-smoke eval-check heldout-check mutate-check eval-memory-check
 
 # Other codebases: seeded-bug cases (eval/heldout/<pkg>, each set's README
 # says what it holds) on the released source of packages fetched from their
@@ -190,6 +190,18 @@ mutate: build
 	  set -- $$(echo $$spec | tr : ' '); test -d $(HELDOUT_DIR)/$$2-$$3 || sh eval/heldout/fetch.sh $$1 $$2 $$3 $(HELDOUT_DIR) || exit 1; \
 	done
 	@for d in $(MUTATE_DIRS); do $(BIN)/quorum mutate --dir $(HELDOUT_DIR)/$$d --sample 100 --seed 1 || exit 1; done
+
+# The seeded gate in `make test` (after heldout-check, which fetches the
+# packages): 40 sites per class on four of them, at least the hits and at
+# most the control findings of eval/mutations/baseline.json.
+MUTATE_GATE := click=click-8.1.7/src/click requests=requests-2.32.3/src/requests commander=commander-12.1.0/lib immer=immer-10.1.1/src
+mutate-check: build
+	@out=$${TMPDIR:-/tmp}/quorum-mutate; mkdir -p $$out; args=""; \
+	for spec in $(MUTATE_GATE); do name=$${spec%%=*}; dir=$${spec#*=}; \
+	  $(BIN)/quorum mutate --dir $(HELDOUT_DIR)/$$dir --sample 40 --seed 7 --json > $$out/$$name.json || exit 1; \
+	  args="$$args $$name=$$out/$$name.json"; done; \
+	python3 eval/mutations/check.py eval/mutations/baseline.json $$args
+	python3 -m pytest -q -p no:cacheprovider eval/mutations/tests
 heldout-check: build
 	@for spec in $(HELDOUT); do \
 	  set -- $$(echo $$spec | tr : ' '); kind=$$1; pkg=$$2; ver=$$3; src=$(HELDOUT_DIR)/$$pkg-$$ver/$$4; xfail=$${5:-}; \
