@@ -144,15 +144,11 @@ impl StateHome {
         }
     }
 
-    fn lease(repo: &str) -> String {
-        format!("memory:{repo}")
-    }
-
     /// Takes the repository's memory lease (Redis), so two writers never
     /// interleave read-modify-write.
     async fn lock(&self, repo: &str) -> anyhow::Result<()> {
         if let StateHome::Store(s) = self
-            && !s.acquire_lease(&Self::lease(repo), LEASE_MS).await?
+            && !s.acquire_lease(&quorum_memory::lease_name(repo), LEASE_MS).await?
         {
             bail!("another `quorum memory` run holds the memory of {repo}; try again when it ends");
         }
@@ -161,7 +157,7 @@ impl StateHome {
 
     async fn unlock(&self, repo: &str) {
         if let StateHome::Store(s) = self
-            && let Err(e) = s.release_lease(&Self::lease(repo)).await
+            && let Err(e) = s.release_lease(&quorum_memory::lease_name(repo)).await
         {
             tracing::warn!(error = %e, "memory lease not released; it lapses by itself");
         }

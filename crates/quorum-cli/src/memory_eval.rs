@@ -11,12 +11,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use async_trait::async_trait;
 use quorum_core::Review;
-use quorum_memory::ingest::{Checkpoint, HistoryError, HistorySource, IngestOptions, PrHistory, SweepPage, ThreadInfo};
+use quorum_memory::ingest::{HistoryError, HistorySource, IngestOptions, PrHistory, SweepPage, ThreadInfo};
 use quorum_memory::{Association, MemoryState, PastComment, Person, Reaction, Reactions};
 use quorum_store::{MemoryStore, StateStore};
 use serde::{Deserialize, Serialize};
@@ -222,16 +222,6 @@ impl HistorySource for CaseHistory {
     }
 }
 
-struct Keep(Mutex<Option<MemoryState>>);
-
-#[async_trait]
-impl Checkpoint for Keep {
-    async fn save(&self, state: &MemoryState) -> Result<(), String> {
-        *self.0.lock().expect("lock") = Some(state.clone());
-        Ok(())
-    }
-}
-
 /// One case's outcome.
 #[derive(Debug, Clone, Serialize)]
 pub struct MemoryCaseResult {
@@ -334,9 +324,8 @@ pub async fn run_case(case: &MemoryCase) -> anyhow::Result<MemoryCaseResult> {
     let without = review(Arc::new(MemoryStore::new())).await?;
     // Learn from the history, as `quorum memory ingest` would.
     let source = CaseHistory::new(case)?;
-    let keep = Keep(Mutex::new(None));
     let mut state = MemoryState::default();
-    let summary = quorum_memory::ingest(&source, &keep, &name, &mut state, &IngestOptions::default(), &|_, _| {})
+    let summary = quorum_memory::ingest(&source, &(), &name, &mut state, &IngestOptions::default(), &|_, _| {})
         .await
         .map_err(|e| anyhow::anyhow!("{}: {e}", case.id))?;
     if !summary.failed.is_empty() {

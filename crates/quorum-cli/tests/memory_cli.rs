@@ -271,7 +271,7 @@ async fn ingest_reads_gitlab_when_gitlab_is_configured() {
     let emu = GitLabEmulator::with_token("glpat-memoryCli").await;
     emu.set_member("acme/backend/shop", "maint", 40);
     for iid in [1, 2] {
-        let mut d = PastDiscussion {
+        let d = PastDiscussion {
             id: format!("d{iid}"),
             path: format!("scripts/s{iid}.py"),
             line: 3,
@@ -282,7 +282,6 @@ async fn ingest_reads_gitlab_when_gitlab_is_configured() {
             ],
             resolved_by: None,
         };
-        d.resolved_by = None;
         emu.add_past_mr(
             "acme/backend/shop",
             PastMr {

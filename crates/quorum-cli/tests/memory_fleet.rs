@@ -8,11 +8,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use quorum_cli::fleet::{Fleet, FleetOptions, wait_for_review};
 use quorum_cli::webhook::deliver;
+use quorum_context::memory::StoreCheckpoint;
 use quorum_memory::MemoryState;
-use quorum_memory::ingest::{Checkpoint, IngestOptions, ingest};
+use quorum_memory::ingest::{IngestOptions, ingest};
 use quorum_runtime::{CancellationToken, ServiceContext};
 use quorum_scm::github::{GitHub, GitHubAuth, GitHubConfig, GitHubHistory};
 use quorum_scm::{HttpCache, LocalRepos, Trees};
@@ -64,16 +64,6 @@ fn opened(number: u64) -> Vec<u8> {
         "sender": {"login": "octocat", "type": "User"}
     }))
     .unwrap()
-}
-
-struct IntoStore(Arc<dyn StateStore>);
-
-#[async_trait]
-impl Checkpoint for IntoStore {
-    async fn save(&self, state: &MemoryState) -> Result<(), String> {
-        let json = serde_json::to_string(state).map_err(|e| e.to_string())?;
-        self.0.put_memory(REPO, &json).await.map_err(|e| e.to_string())
-    }
 }
 
 fn sql_comments_on(emu: &GitHubEmulator, path: &str) -> usize {
@@ -158,7 +148,10 @@ async fn a_finding_the_team_dismissed_twice_is_not_posted_again_in_its_scope() {
     let source = GitHubHistory::new(github.clone(), HttpCache::in_memory());
     let summary = ingest(
         &source,
-        &IntoStore(store.clone()),
+        &StoreCheckpoint {
+            store: store.as_ref(),
+            repo: REPO,
+        },
         REPO,
         &mut state,
         &IngestOptions::default(),

@@ -130,7 +130,7 @@ pub async fn refresh(
     repo: &str,
     max_prs: usize,
 ) -> Result<Option<quorum_memory::IngestSummary>, String> {
-    let lease = format!("memory:{repo}");
+    let lease = quorum_memory::lease_name(repo);
     if !store
         .acquire_lease(&lease, REFRESH_LEASE_MS)
         .await

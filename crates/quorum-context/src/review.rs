@@ -50,6 +50,24 @@ impl ContextBuilder {
             ..Default::default()
         };
         let impact_wanted = needs.impact && ctx.mode == ContextMode::GraphRag;
+        // Review memory: its `avoid` items are conventions, its past
+        // threads a model's reading; loaded once for both.
+        let memory = if needs.conventions || needs.past_reviews {
+            let m = crate::memory::load(
+                self.index.store().as_ref(),
+                Some(trees.as_ref()),
+                req,
+                &self.memory_policy,
+            )
+            .await;
+            ctx.notes.extend(m.notes.iter().cloned());
+            Some(m)
+        } else {
+            None
+        };
+        if let (true, Some(m)) = (needs.past_reviews, &memory) {
+            ctx.past_reviews = crate::memory::past_reviews_for(&m.threads, req);
+        }
         if needs.conventions {
             let mut all = Conventions::default();
             match trees.read_file(repo, &req.base_sha, CONFIG_PATH).await {
@@ -60,17 +78,7 @@ impl ContextBuilder {
                 Ok(None) => {}
                 Err(e) => ctx.notes.push(format!("conventions not read: {e}")),
             }
-            // Review memory's active `avoid` items, checked like the file's.
-            let memory = crate::memory::load(
-                self.index.store().as_ref(),
-                Some(trees.as_ref()),
-                req,
-                &self.memory_policy,
-            )
-            .await;
-            ctx.notes.extend(memory.notes);
-            ctx.past_reviews = crate::memory::past_reviews_for(&memory.threads, req);
-            let specs = memory.set.conventions();
+            let specs = memory.as_ref().map(|m| m.set.conventions()).unwrap_or_default();
             if !specs.is_empty() {
                 match conventions::compile(specs, "review memory") {
                     Ok(learned) => all.extend(learned),

@@ -85,6 +85,7 @@ impl CriticHandler {
             conventions: false,
             head_files: false,
             impact: true,
+            past_reviews: false,
         };
         let ctx = context.for_request(&aggregated.request, needs).await;
         ctx.impact.as_ref().map(ImpactSites::from_report)

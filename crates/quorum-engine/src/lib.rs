@@ -68,6 +68,9 @@ pub struct ContextNeeds {
     pub head_files: bool,
     /// The impact report (only ever built in `graph_rag` mode).
     pub impact: bool,
+    /// The team's past review threads on the changed files (a model's
+    /// prompt; the offline rules do not read them).
+    pub past_reviews: bool,
 }
 
 impl ContextNeeds {
@@ -76,11 +79,13 @@ impl ContextNeeds {
         conventions: true,
         head_files: true,
         impact: true,
+        past_reviews: true,
     };
     pub const NONE: ContextNeeds = ContextNeeds {
         conventions: false,
         head_files: false,
         impact: false,
+        past_reviews: false,
     };
 }
 

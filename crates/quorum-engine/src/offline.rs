@@ -46,6 +46,7 @@ impl Engine for OfflineEngine {
                 conventions: false,
                 head_files: true,
                 impact: true,
+                past_reviews: false,
             },
             _ => crate::ContextNeeds::NONE,
         }

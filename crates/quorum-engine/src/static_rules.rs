@@ -33,6 +33,7 @@ impl Engine for StaticEngine {
             conventions: true,
             head_files: true,
             impact: false,
+            past_reviews: false,
         }
     }
     fn review(&self, input: &ReviewInput<'_>) -> Vec<Finding> {

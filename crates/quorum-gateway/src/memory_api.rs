@@ -14,7 +14,7 @@
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use quorum_memory::{MemoryState, Policy, Status, items_for};
+use quorum_memory::{MemoryState, Status, items_for};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -85,7 +85,7 @@ pub(crate) async fn decide(State(api): State<OperatorApi>, headers: HeaderMap, r
     if let Err(e) = quorum_core::job::validate_project_path(&b.repo) {
         return error(StatusCode::BAD_REQUEST, e);
     }
-    let lease = format!("memory:{}", b.repo);
+    let lease = quorum_memory::lease_name(&b.repo);
     match api.store().acquire_lease(&lease, LEASE_MS).await {
         Ok(true) => {}
         Ok(false) => {
@@ -130,9 +130,4 @@ async fn apply(api: &OperatorApi, b: &DecideBody) -> Response {
     }
     tracing::info!(repo = %b.repo, item = %b.id, status = %status, "memory item decided by an operator");
     axum::Json(json!({ "repo": b.repo, "id": b.id, "status": status.to_string() })).into_response()
-}
-
-/// The gates the page shows items with (the critic's, when configured alike).
-pub(crate) fn default_policy() -> Policy {
-    Policy::default()
 }

@@ -63,7 +63,7 @@ impl OperatorApi {
             producer,
             policy,
             admission,
-            memory_policy: crate::memory_api::default_policy(),
+            memory_policy: quorum_memory::Policy::default(),
         }
     }
 

@@ -101,8 +101,7 @@ pub fn observe(thread: &Thread, reactions: &[Reaction], resolved_by: Option<&Per
     let key = ItemKey::suppress_for(m.rule.as_deref(), &m.title, &thread.root.path);
     let root = &thread.root;
     let mut out = vec![];
-    let mut push = |verdict, how: String, who: Person, c: &PastComment| {
-        let inferred = how.starts_with("resolved");
+    let mut push = |verdict, how: String, who: Person, c: &PastComment, inferred: bool| {
         out.push(Observation {
             key: key.clone(),
             verdict,
@@ -116,8 +115,8 @@ pub fn observe(thread: &Thread, reactions: &[Reaction], resolved_by: Option<&Per
     };
     for r in reactions {
         match r.content.as_str() {
-            "-1" => push(Verdict::Rejected, "👎".into(), r.who.clone(), root),
-            "+1" => push(Verdict::Accepted, "👍".into(), r.who.clone(), root),
+            "-1" => push(Verdict::Rejected, "👎".into(), r.who.clone(), root, false),
+            "+1" => push(Verdict::Accepted, "👍".into(), r.who.clone(), root, false),
             _ => {}
         }
     }
@@ -129,10 +128,10 @@ pub fn observe(thread: &Thread, reactions: &[Reaction], resolved_by: Option<&Per
         association: Association::None,
     };
     for _ in named("-1")..root.reactions.minus_one {
-        push(Verdict::Rejected, "👎".into(), unknown.clone(), root);
+        push(Verdict::Rejected, "👎".into(), unknown.clone(), root, false);
     }
     for _ in named("+1")..root.reactions.plus_one {
-        push(Verdict::Accepted, "👍".into(), unknown.clone(), root);
+        push(Verdict::Accepted, "👍".into(), unknown.clone(), root, false);
     }
     for reply in &thread.replies {
         if reply.is_bot {
@@ -143,7 +142,7 @@ pub fn observe(thread: &Thread, reactions: &[Reaction], resolved_by: Option<&Per
                 login: reply.author.clone(),
                 association: reply.association,
             };
-            push(v, format!("replied: {}", excerpt(&reply.body)), who, reply);
+            push(v, format!("replied: {}", excerpt(&reply.body)), who, reply, false);
         }
     }
     if thread.resolved == Some(true) {
@@ -152,8 +151,20 @@ pub fn observe(thread: &Thread, reactions: &[Reaction], resolved_by: Option<&Per
             association: Association::None,
         });
         match thread.outdated {
-            Some(false) => push(Verdict::Rejected, "resolved with no change under it".into(), who, root),
-            Some(true) => push(Verdict::Accepted, "resolved after the code changed".into(), who, root),
+            Some(false) => push(
+                Verdict::Rejected,
+                "resolved with no change under it".into(),
+                who,
+                root,
+                true,
+            ),
+            Some(true) => push(
+                Verdict::Accepted,
+                "resolved after the code changed".into(),
+                who,
+                root,
+                true,
+            ),
             None => {}
         }
     }

@@ -82,6 +82,20 @@ pub trait Checkpoint: Send + Sync {
     async fn save(&self, state: &MemoryState) -> Result<(), String>;
 }
 
+/// No checkpoint: the caller keeps the state it passed in (an eval, a test).
+#[async_trait]
+impl Checkpoint for () {
+    async fn save(&self, _: &MemoryState) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// The lease every writer of a repository's memory state takes
+/// (`quorum memory`, the indexer's refresh, the operator API).
+pub fn lease_name(repo: &str) -> String {
+    format!("memory:{repo}")
+}
+
 /// What to do.
 #[derive(Debug, Clone)]
 pub struct IngestOptions {

@@ -28,6 +28,7 @@ pub use feedback::{Observation, Person, Reaction, Verdict, observe};
 pub use file::{Learned, MEMORY_PATH, MemoryFile, items_for, merge};
 pub use ingest::{
     Checkpoint, HistoryError, HistorySource, IngestOptions, IngestSummary, PrHistory, SweepPage, ThreadInfo, ingest,
+    lease_name,
 };
 pub use item::{ItemKey, Kind, MemoryItem, Origin, Status};
 pub use learn::{MemoryState, Policy, derive_items};

@@ -2,11 +2,10 @@
 //! the REST description's shapes (validated), GraphQL thread state,
 //! reactions with who gave them, merged pull requests; faults mid-run.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use quorum_memory::ingest::{Checkpoint, IngestOptions, IngestSummary, ingest};
+use quorum_memory::ingest::{IngestOptions, IngestSummary, ingest};
 use quorum_memory::{Asker, Association, MemoryState, Policy, Status, derive_items, search};
 use quorum_scm::HttpCache;
 use quorum_scm::github::{GitHub, GitHubAuth, GitHubConfig, GitHubHistory};
@@ -131,26 +130,13 @@ fn seed(emu: &GitHubEmulator) {
     emu.set_permission(REPO, "maint", "admin");
 }
 
-#[derive(Default)]
-struct Saved(Mutex<Vec<MemoryState>>);
-
-#[async_trait]
-impl Checkpoint for Saved {
-    async fn save(&self, state: &MemoryState) -> Result<(), String> {
-        self.0.lock().unwrap().push(state.clone());
-        Ok(())
-    }
-}
-
 async fn run(source: &GitHubHistory, state: &mut MemoryState) -> IngestSummary {
     let opts = IngestOptions {
         concurrency: 2,
         now: quorum_memory::learn::parse_time("2026-02-02T00:00:00Z").unwrap(),
         ..Default::default()
     };
-    ingest(source, &Saved::default(), REPO, state, &opts, &|_, _| {})
-        .await
-        .unwrap()
+    ingest(source, &(), REPO, state, &opts, &|_, _| {}).await.unwrap()
 }
 
 #[tokio::test]
@@ -334,9 +320,7 @@ async fn bench_ingest() {
             concurrency,
             ..Default::default()
         };
-        let s = ingest(&source, &Saved::default(), REPO, &mut state, &opts, &|_, _| {})
-            .await
-            .unwrap();
+        let s = ingest(&source, &(), REPO, &mut state, &opts, &|_, _| {}).await.unwrap();
         let secs = started.elapsed().as_secs_f64();
         let requests = emu.requests().len() - before;
         println!(
@@ -347,9 +331,7 @@ async fn bench_ingest() {
         if concurrency == 8 {
             let before = emu.requests().len();
             let started = std::time::Instant::now();
-            let again = ingest(&source, &Saved::default(), REPO, &mut state, &opts, &|_, _| {})
-                .await
-                .unwrap();
+            let again = ingest(&source, &(), REPO, &mut state, &opts, &|_, _| {}).await.unwrap();
             let asked: Vec<String> = emu.requests()[before..]
                 .iter()
                 .map(|(m, u, _)| format!("{m} {u}"))

@@ -3,11 +3,10 @@
 //! resolved with or without a push after them, award emoji with who gave
 //! them and their access level, merged or not; a fault mid-run.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use quorum_memory::ingest::{Checkpoint, IngestOptions, IngestSummary, ingest};
+use quorum_memory::ingest::{IngestOptions, IngestSummary, ingest};
 use quorum_memory::{Association, MemoryState, Policy, Status, derive_items};
 use quorum_scm::HttpCache;
 use quorum_scm::gitlab::{GitLab, GitLabConfig, GitLabHistory};
@@ -135,17 +134,6 @@ fn seed(emu: &GitLabEmulator) {
     );
 }
 
-#[derive(Default)]
-struct Saved(Mutex<Vec<MemoryState>>);
-
-#[async_trait]
-impl Checkpoint for Saved {
-    async fn save(&self, state: &MemoryState) -> Result<(), String> {
-        self.0.lock().unwrap().push(state.clone());
-        Ok(())
-    }
-}
-
 fn now() -> chrono::DateTime<chrono::Utc> {
     quorum_memory::learn::parse_time("2026-02-05T00:00:00Z").unwrap()
 }
@@ -156,9 +144,7 @@ async fn run(source: &GitLabHistory, state: &mut MemoryState) -> IngestSummary {
         now: now(),
         ..Default::default()
     };
-    ingest(source, &Saved::default(), PROJECT, state, &opts, &|_, _| {})
-        .await
-        .unwrap()
+    ingest(source, &(), PROJECT, state, &opts, &|_, _| {}).await.unwrap()
 }
 
 #[tokio::test]

@@ -50,8 +50,9 @@ impl GitLabHistory {
     async fn mr(&self, pid: &str, iid: u64) -> Result<(bool, String, String), HistoryError> {
         let path = format!("/projects/{pid}/merge_requests/{iid}");
         let key = HttpCache::key("GET", &format!("{}/api/v4{path}", self.gl.config().url), None);
-        let v: Value = match self.cache.get(&key) {
-            Some(text) => serde_json::from_str(&text).map_err(|e| HistoryError::Invalid(e.to_string()))?,
+        let cached = self.cache.get(&key);
+        let v: Value = match &cached {
+            Some(text) => serde_json::from_str(text).map_err(|e| HistoryError::Invalid(e.to_string()))?,
             None => self
                 .gl
                 .call(Method::GET, &path, None)
@@ -64,7 +65,7 @@ impl GitLabHistory {
             .as_str()
             .ok_or_else(|| HistoryError::Invalid(format!("merge request !{iid}: no `state`")))?;
         let merged = state == "merged";
-        if merged && self.cache.get(&key).is_none() {
+        if merged && cached.is_none() {
             self.cache.put(&key, &v.to_string());
         }
         let head = v["sha"]
