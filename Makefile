@@ -61,8 +61,18 @@ lint:
 # contract against a real redis-server, and the multi-process fleet test
 # (the last two are `#[ignore]`d in a plain `cargo test` because they need
 # redis-server; here they run).
+# A test binary that dies on a signal (a crash inside a C library such as
+# librdkafka) leaves a core file in its crate's directory; its backtrace is
+# printed so the one rare failure says where it happened.
 unit: build
-	cargo test --workspace -- --include-ignored --skip server_contract
+	@ulimit -c unlimited 2>/dev/null; find crates -maxdepth 2 \( -name core -o -name 'core.[0-9]*' \) -type f -delete; \
+	cargo test --workspace -- --include-ignored --skip server_contract; rc=$$?; \
+	if [ $$rc -ne 0 ] && command -v gdb >/dev/null; then \
+	  for c in $$(find crates -maxdepth 2 \( -name core -o -name 'core.[0-9]*' \) -type f); do \
+	    exe=$$(file "$$c" | sed -n "s/.*execfn: '\([^']*\)'.*/\1/p"); \
+	    echo "== backtrace of $$c ($$exe)"; gdb -q -batch -ex 'thread apply all bt 25' "$$exe" "$$c" 2>&1 | grep -v '^\[New LWP' | head -400; \
+	  done; \
+	fi; exit $$rc
 
 # The hybrid index's contract against a real Qdrant server (none can be
 # installed here): make test-qdrant QDRANT_URL=http://host:6334
