@@ -5,7 +5,9 @@
 
 use quorum_core::{AgentRole, Finding};
 
-use crate::rules::{self, Rule, authz, fluent, logic, untested};
+use crate::rules::{
+    self, Rule, authz, condition_changed, fluent, index_past_end, offset_shift, overflow_wraps, untested,
+};
 use crate::{Engine, ReviewInput};
 
 pub struct OfflineEngine {
@@ -21,10 +23,10 @@ impl OfflineEngine {
     pub fn rules(&self) -> Vec<&'static dyn Rule> {
         match self.role {
             AgentRole::Reviewer => vec![
-                &logic::ConditionChanged,
-                &logic::OffsetShift,
-                &logic::OverflowNowWraps,
-                &logic::IndexPastEnd,
+                &condition_changed::ConditionChanged,
+                &offset_shift::OffsetShift,
+                &overflow_wraps::OverflowNowWraps,
+                &index_past_end::IndexPastEnd,
                 &fluent::ReceiverReturnRemoved,
             ],
             AgentRole::Security => vec![&authz::AuthorizationRemoved],

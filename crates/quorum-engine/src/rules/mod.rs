@@ -5,13 +5,17 @@
 
 pub mod arith;
 pub mod authz;
+pub mod condition_changed;
+mod condition_edits;
 pub mod crypto;
 pub mod defaults;
 pub mod errors;
 pub mod fluent;
+pub mod index_past_end;
 pub mod injection;
-pub mod logic;
 pub mod network;
+pub mod offset_shift;
+pub mod overflow_wraps;
 pub mod scope;
 pub mod untested;
 
