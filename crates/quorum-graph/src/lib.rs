@@ -3,8 +3,9 @@
 //!
 //! - [`extract`]: tree-sitter facts per file (symbols, calls, imports, bases,
 //!   tests), cached by content hash.
-//! - [`resolve`](mod@resolve): Python name resolution across files; `paths`
-//!   for the other languages (imports, exports, modules, qualifiers).
+//! - [`resolve`](mod@resolve): cross-file resolution into edges; Python
+//!   there, the other languages in `resolve::other_langs` (imports,
+//!   exports, modules, qualifiers).
 //! - [`build`](mod@build): full and incremental builds, and the PR-head overlay.
 //! - [`blob`]: the compressed, versioned stored form.
 //! - [`impact`]: the impact report and the signature (arity) check.
@@ -20,7 +21,6 @@ pub mod impact;
 pub mod lang;
 pub mod model;
 mod par;
-mod paths;
 pub mod query;
 mod render;
 mod resolve;

@@ -11,16 +11,18 @@
 //! function. What cannot be resolved (an attribute of an unknown object, a
 //! builtin) is kept as a name-only edge at confidence 0.3.
 //!
-//! Other languages are resolved by [`crate::paths`]: imports, exports,
+//! Other languages are resolved by [`other_langs`]: imports, exports,
 //! modules and qualifiers the way each language looks names up; what is not
 //! found is a name-only edge (0.3).
+
+mod other_langs;
 
 use std::collections::HashMap;
 
 use crate::extract::{FileFacts, SymbolKind};
 use crate::lang::Lang;
 use crate::model::{Edge, EdgeKind, Graph, GraphData, Target};
-use crate::paths::Paths;
+use other_langs::OtherLangs;
 
 /// Confidence of an edge resolved through scopes and imports.
 pub const RESOLVED: f32 = 1.0;
@@ -59,7 +61,7 @@ pub(crate) fn resolve(files: Vec<FileFacts>, threads: usize) -> Graph {
 
 struct Resolver<'g> {
     g: &'g Graph,
-    paths: Paths<'g>,
+    other_langs: OtherLangs<'g>,
     module_file: HashMap<&'g str, u32>,
     bindings: Vec<HashMap<String, Binding>>,
 }
@@ -80,7 +82,7 @@ impl<'g> Resolver<'g> {
         );
         Resolver {
             g,
-            paths: Paths::new(g),
+            other_langs: OtherLangs::new(g),
             module_file,
             bindings,
         }
@@ -94,7 +96,7 @@ impl<'g> Resolver<'g> {
             let (to, confidence) = if python {
                 self.resolve_path(fi, call.caller, &call.callee)
             } else {
-                self.paths.call(fi, call.caller, &call.callee)
+                self.other_langs.call(fi, call.caller, &call.callee)
             };
             out.push(Edge {
                 kind: EdgeKind::Calls,
@@ -127,7 +129,7 @@ impl<'g> Resolver<'g> {
                 .map(Target::Symbol)
                 .unwrap_or_else(|| Target::Name(imp.name.clone().unwrap_or(abs)))
             } else {
-                match self.paths.import(fi, imp) {
+                match self.other_langs.import(fi, imp) {
                     Some(m) => Target::Symbol(m),
                     None => Target::Name(imp.module.clone()),
                 }
@@ -151,7 +153,7 @@ impl<'g> Resolver<'g> {
                 let (to, confidence) = if python {
                     self.resolve_path(fi, s.parent, base)
                 } else {
-                    self.paths.call(fi, s.parent, base)
+                    self.other_langs.call(fi, s.parent, base)
                 };
                 out.push(Edge {
                     kind: EdgeKind::Inherits,

@@ -22,6 +22,21 @@
 //!   unknown type (a local variable, a field, a call's result) gives a
 //!   name-only edge on the bare name (shown among possible callers at low
 //!   confidence, never counted as a broken call site).
+//!
+//! Python is resolved in the parent module (`resolve.rs`), which also turns
+//! what both find into edges. This file holds the index of the
+//! repository built once per graph ([`OtherLangs::new`]), the entry points
+//! (a call's or base's target, an import's file) and the lookups every
+//! language shares: bare names, qualifiers, members, classes and their
+//! bases. Each language's own rules are in its file: `js` (module
+//! specifiers, exports and re-exports), `rust` (crate and module paths,
+//! `use`, `impl` types and methods), `go` (packages by directory) and
+//! `java` (classes by import or package).
+
+mod go;
+mod java;
+mod js;
+mod rust;
 
 use std::collections::HashMap;
 
@@ -29,6 +44,7 @@ use crate::extract::{FileFacts, ImportFact, SymbolKind};
 use crate::lang::Lang;
 use crate::model::{Graph, Target};
 use crate::resolve::{NAME_ONLY, RESOLVED};
+use rust::rust_module;
 
 const MAX_DEPTH: u32 = 8;
 
@@ -53,7 +69,7 @@ enum Entity {
     Unknown,
 }
 
-pub(crate) struct Paths<'g> {
+pub(crate) struct OtherLangs<'g> {
     g: &'g Graph,
     by_path: HashMap<&'g str, u32>,
     rust_mods: HashMap<(String, String), u32>,
@@ -80,57 +96,7 @@ fn dir_of(path: &str) -> &str {
     path.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
 }
 
-/// A Rust file's crate (the path up to its `src/`, or the file itself for
-/// `tests/`, `benches/`, `examples/`) and module path (`a::b`).
-pub(crate) fn rust_module(path: &str) -> (String, String) {
-    let root = |d: &str| {
-        path.rfind(d)
-            .filter(|&i| i == 0 || path[..i].ends_with('/'))
-            .map(|i| i + d.len())
-    };
-    let Some(i) = root("src/")
-        .or_else(|| root("tests/"))
-        .or_else(|| root("benches/"))
-        .or_else(|| root("examples/"))
-    else {
-        return (path.to_string(), String::new());
-    };
-    let (prefix, rest) = path.split_at(i);
-    // `tests/x.rs` is a crate root of its own (its `mod util;` is `tests/util`).
-    let own_root = !prefix.ends_with("src/") && !rest.contains('/');
-    let rest = rest.strip_suffix(".rs").unwrap_or(rest);
-    let rest = rest.strip_suffix("/mod").unwrap_or(rest);
-    let m = if rest == "lib" || rest == "main" || own_root {
-        String::new()
-    } else {
-        rest.replace('/', "::")
-    };
-    (prefix.to_string(), m)
-}
-
-fn join_mod(m: &str, seg: &str) -> String {
-    if m.is_empty() {
-        seg.to_string()
-    } else {
-        format!("{m}::{seg}")
-    }
-}
-
-fn normalize(path: &str) -> String {
-    let mut out: Vec<&str> = vec![];
-    for seg in path.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                out.pop();
-            }
-            s => out.push(s),
-        }
-    }
-    out.join("/")
-}
-
-impl<'g> Paths<'g> {
+impl<'g> OtherLangs<'g> {
     pub(crate) fn new(g: &'g Graph) -> Self {
         let mut by_path = HashMap::new();
         let mut rust_mods = HashMap::new();
@@ -169,7 +135,7 @@ impl<'g> Paths<'g> {
                 _ => {}
             }
         }
-        let mut p = Paths {
+        let mut p = OtherLangs {
             g,
             by_path,
             rust_mods,
@@ -453,327 +419,5 @@ impl<'g> Paths<'g> {
                 _ => None,
             })
             .collect()
-    }
-
-    // --- JavaScript / TypeScript ---------------------------------------
-
-    /// The file a module specifier names, when it is in the repository.
-    fn js_module(&self, fi: u32, spec: &str) -> Option<u32> {
-        if !spec.starts_with('.') {
-            return None;
-        }
-        let base = normalize(&format!("{}/{}", dir_of(&self.file(fi).path), spec));
-        let stem = ["js", "mjs", "cjs", "jsx"]
-            .iter()
-            .find_map(|e| base.strip_suffix(&format!(".{e}")))
-            .unwrap_or(&base);
-        let exts = ["ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts", "d.ts"];
-        std::iter::once(base.clone())
-            .chain(exts.iter().map(|e| format!("{base}.{e}")))
-            .chain(exts.iter().map(|e| format!("{stem}.{e}")))
-            .chain(exts.iter().map(|e| format!("{base}/index.{e}")))
-            .find_map(|p| self.by_path.get(p.as_str()).copied())
-            .filter(|&m| is_js(self.file(m).lang))
-    }
-
-    fn js_import(&self, fi: u32, imp: &ImportFact, depth: u32) -> Entity {
-        let Some(m) = self.js_module(fi, &imp.module) else {
-            return if imp.module.starts_with('.') {
-                Entity::Unknown
-            } else {
-                Entity::External
-            };
-        };
-        match &imp.name {
-            None => Entity::Namespace(m),
-            Some(n) => self.js_export(m, n, depth + 1).unwrap_or(Entity::Unknown),
-        }
-    }
-
-    /// What module `m` exports as `name`.
-    fn js_export(&self, m: u32, name: &str, depth: u32) -> Option<Entity> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        let f = self.file(m);
-        for ex in f.exports.iter().filter(|x| x.name == name) {
-            let found = match (&ex.from, ex.local.as_deref()) {
-                (Some(from), local) => match self.js_module(m, from) {
-                    Some(t) if local == Some("*") => Some(Entity::Namespace(t)),
-                    Some(t) => self.js_export(t, local.unwrap_or(name), depth + 1),
-                    None => Some(Entity::External),
-                },
-                (None, Some(local)) => self.js_local(m, local, depth + 1),
-                (None, None) => None,
-            };
-            if found.is_some() {
-                return found;
-            }
-        }
-        if name != "default" {
-            for ex in f.exports.iter().filter(|x| x.name == "*") {
-                if let Some(t) = ex.from.as_deref().and_then(|from| self.js_module(m, from))
-                    && let Some(e) = self.js_export(t, name, depth + 1)
-                {
-                    return Some(e);
-                }
-            }
-        }
-        if f.exports.iter().any(|x| x.name == name) {
-            return None;
-        }
-        // A top-level declaration of that name (an export form not modelled).
-        f.symbols
-            .iter()
-            .position(|s| s.parent.is_none() && s.name == name)
-            .map(|li| self.entity_of(self.g.id_of(m, Some(li as u32))))
-    }
-
-    /// A module-level name of file `m`: its declaration, or what it imports.
-    fn js_local(&self, m: u32, local: &str, depth: u32) -> Option<Entity> {
-        let f = self.file(m);
-        if let Some(li) = f.symbols.iter().position(|s| s.parent.is_none() && s.name == local) {
-            return Some(self.entity_of(self.g.id_of(m, Some(li as u32))));
-        }
-        let imp = f.imports.iter().rev().find(|i| i.local == local)?;
-        Some(self.js_import(m, imp, depth + 1))
-    }
-
-    // --- Rust ------------------------------------------------------------
-
-    /// The type of the `impl` around `scope` (`self`, `Self`).
-    fn impl_type(&self, fi: u32, scope: Option<u32>) -> Option<u32> {
-        let f = self.file(fi);
-        let mut s = scope;
-        while let Some(sc) = s {
-            let sym = &f.symbols[sc as usize];
-            if sym.kind == SymbolKind::Method
-                && let Some((owner, _)) = sym.qname.rsplit_once('.')
-            {
-                let owner = owner.rsplit('.').next().unwrap_or(owner);
-                return self.rust_type(fi, owner);
-            }
-            s = sym.parent;
-        }
-        None
-    }
-
-    /// The type `name` as the crate of file `fi` defines it: in that file,
-    /// else the only one of that name in the crate.
-    fn rust_type(&self, fi: u32, name: &str) -> Option<u32> {
-        let (prefix, _) = rust_module(&self.file(fi).path);
-        let types = self.rust_types.get(&(prefix, name.to_string()))?;
-        let here: Vec<u32> = types
-            .iter()
-            .copied()
-            .filter(|&t| self.g.refs[t as usize].file == fi)
-            .collect();
-        match (here.as_slice(), types.as_slice()) {
-            ([one], _) | ([], [one]) => Some(*one),
-            _ => None,
-        }
-    }
-
-    /// `Type::name`: a method or associated function of the type, from any
-    /// `impl` of it in the crate; ambiguous names resolve to nothing.
-    fn rust_method(&self, class: u32, name: &str) -> Option<u32> {
-        let r = self.g.refs[class as usize];
-        let f = self.file(r.file);
-        let tname = &f.symbols[r.local? as usize].name;
-        let (prefix, _) = rust_module(&f.path);
-        let cands = self.rust_methods.get(&(prefix.clone(), format!("{tname}.{name}")))?;
-        let same_name_types = self.rust_types.get(&(prefix, tname.clone())).map_or(0, Vec::len);
-        let here: Vec<u32> = cands
-            .iter()
-            .copied()
-            .filter(|&m| self.g.refs[m as usize].file == r.file)
-            .collect();
-        match (here.as_slice(), cands.as_slice()) {
-            ([one], _) => Some(*one),
-            ([], [one]) if same_name_types == 1 => Some(*one),
-            _ => None,
-        }
-    }
-
-    /// A `use`/call path (`crate::a::B`, `super::f`, `Type::f`, `m::f`).
-    fn rust_path(&self, fi: u32, scope: Option<u32>, segs: &[&str], depth: u32) -> Entity {
-        if depth > MAX_DEPTH || segs.is_empty() {
-            return Entity::Unknown;
-        }
-        let f = self.file(fi);
-        let (prefix, cur) = rust_module(&f.path);
-        let parent = |m: &str| m.rsplit_once("::").map(|(p, _)| p.to_string()).unwrap_or_default();
-        let first = segs[0];
-        let mut e = match first {
-            "crate" => Entity::RustMod(prefix.clone(), String::new()),
-            "self" => Entity::RustMod(prefix.clone(), cur.clone()),
-            "super" => Entity::RustMod(prefix.clone(), parent(&cur)),
-            "Self" => match self.impl_type(fi, scope) {
-                Some(t) => Entity::Class(t),
-                None => Entity::Unknown,
-            },
-            "std" | "core" | "alloc" => return Entity::External,
-            _ => {
-                if let Some(imp) = f.imports.iter().find(|i| i.local == first) {
-                    let full: Vec<&str> = imp.module.split("::").collect();
-                    if full.len() == 1 && full[0] == first {
-                        // `use serde;`: an external crate.
-                        Entity::External
-                    } else {
-                        self.rust_path(fi, None, &full, depth + 1)
-                    }
-                } else if let Some(li) = f
-                    .symbols
-                    .iter()
-                    .position(|s| s.parent.is_none() && s.name == first && s.kind != SymbolKind::Method)
-                {
-                    self.entity_of(self.g.id_of(fi, Some(li as u32)))
-                } else if self.rust_mods.contains_key(&(prefix.clone(), join_mod(&cur, first))) {
-                    Entity::RustMod(prefix.clone(), join_mod(&cur, first))
-                } else if capitalized(first) {
-                    Entity::External
-                } else {
-                    Entity::Unknown
-                }
-            }
-        };
-        for seg in &segs[1..] {
-            e = match e {
-                Entity::RustMod(ref p, ref m) => {
-                    if *seg == "super" {
-                        Entity::RustMod(p.clone(), parent(m))
-                    } else {
-                        self.rust_mod_item(p, m, seg, depth + 1).unwrap_or(Entity::Unknown)
-                    }
-                }
-                Entity::Class(c) => self.rust_method(c, seg).map(Entity::Item).unwrap_or(Entity::Unknown),
-                Entity::External => Entity::External,
-                _ => Entity::Unknown,
-            };
-        }
-        e
-    }
-
-    /// `name` in Rust module `m`: an item of its file, a `pub use`
-    /// re-export, or a child module.
-    fn rust_mod_item(&self, prefix: &str, m: &str, name: &str, depth: u32) -> Option<Entity> {
-        let child = join_mod(m, name);
-        let Some(&fi) = self.rust_mods.get(&(prefix.to_string(), m.to_string())) else {
-            return self
-                .rust_mods
-                .contains_key(&(prefix.to_string(), child.clone()))
-                .then(|| Entity::RustMod(prefix.to_string(), child));
-        };
-        let f = self.file(fi);
-        if let Some(li) = f
-            .symbols
-            .iter()
-            .position(|s| s.parent.is_none() && s.name == name && s.kind != SymbolKind::Method)
-        {
-            return Some(self.entity_of(self.g.id_of(fi, Some(li as u32))));
-        }
-        if let Some(imp) = f.imports.iter().find(|i| i.local == name) {
-            let segs: Vec<&str> = imp.module.split("::").collect();
-            return Some(self.rust_path(fi, None, &segs, depth + 1));
-        }
-        self.rust_mods
-            .contains_key(&(prefix.to_string(), child.clone()))
-            .then(|| Entity::RustMod(prefix.to_string(), child))
-    }
-
-    // --- Go ----------------------------------------------------------------
-
-    /// An import path's package directory in the repository (the longest
-    /// directory the import path ends with).
-    fn go_package(&self, import: &str) -> Entity {
-        match self.go_imports.get(import) {
-            Some(Some(d)) => Entity::GoPkg(d.clone()),
-            _ => Entity::External,
-        }
-    }
-
-    fn go_dir_of(&self, import: &str) -> Option<String> {
-        self.go_dirs
-            .keys()
-            .filter(|d| !d.is_empty() && (import == **d || import.ends_with(&format!("/{d}"))))
-            .max_by_key(|d| d.len())
-            .map(|d| d.to_string())
-    }
-
-    fn go_pkg_member(&self, dir: &str, name: &str) -> Option<u32> {
-        let files = self.go_dirs.get(dir)?;
-        let mut found = files.iter().flat_map(|&fi| {
-            self.file(fi)
-                .symbols
-                .iter()
-                .enumerate()
-                .filter(move |(_, s)| s.parent.is_none() && s.name == name && s.kind != SymbolKind::Method)
-                .map(move |(li, _)| self.g.id_of(fi, Some(li as u32)))
-        });
-        let one = found.next()?;
-        found.next().is_none().then_some(one)
-    }
-
-    // --- Java --------------------------------------------------------------
-
-    /// A class named `name` seen from file `fi`: imported, or in the same
-    /// package (directory).
-    fn java_class(&self, fi: u32, name: &str) -> Option<Entity> {
-        let f = self.file(fi);
-        let file = match f.imports.iter().find(|i| i.local == name) {
-            Some(imp) => {
-                let want = format!("{}.java", imp.module.replace('.', "/"));
-                let base = want.rsplit('/').next().unwrap_or(&want);
-                self.java_files.get(base).and_then(|fs| {
-                    fs.iter().copied().find(|&i| {
-                        let p = &self.file(i).path;
-                        p.ends_with(&want) && (p.len() == want.len() || p[..p.len() - want.len()].ends_with('/'))
-                    })
-                })
-            }
-            None => {
-                let want = join_path(dir_of(&f.path), &format!("{name}.java"));
-                self.by_path.get(want.as_str()).copied()
-            }
-        };
-        let Some(file) = file else {
-            return f.imports.iter().any(|i| i.local == name).then_some(Entity::External);
-        };
-        self.file(file)
-            .symbols
-            .iter()
-            .position(|s| s.parent.is_none() && s.name == name)
-            .map(|li| self.entity_of(self.g.id_of(file, Some(li as u32))))
-    }
-}
-
-fn join_path(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{normalize, rust_module};
-
-    #[test]
-    fn rust_files_map_to_crate_and_module() {
-        assert_eq!(rust_module("src/lib.rs"), ("src/".into(), "".into()));
-        assert_eq!(rust_module("src/eval.rs"), ("src/".into(), "eval".into()));
-        assert_eq!(
-            rust_module("crates/a/src/x/mod.rs"),
-            ("crates/a/src/".into(), "x".into())
-        );
-        assert_eq!(
-            rust_module("crates/a/src/x/y.rs"),
-            ("crates/a/src/".into(), "x::y".into())
-        );
-        assert_eq!(rust_module("tests/t.rs"), ("tests/".into(), "".into()));
-        assert_eq!(rust_module("tests/util/mod.rs"), ("tests/".into(), "util".into()));
-        assert_eq!(rust_module("build.rs"), ("build.rs".into(), "".into()));
-        assert_eq!(normalize("src/a/../b/./c"), "src/b/c");
     }
 }
