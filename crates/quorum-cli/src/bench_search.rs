@@ -51,7 +51,7 @@ pub struct BenchSearchReport {
     pub query_p50_ms: f64,
     pub query_p99_ms: f64,
     pub query_max_ms: f64,
-    /// The engine's part (prefetch dense + sparse, RRF), query embedded.
+    /// The engine's part (dense and sparse candidates, fused), query embedded.
     pub engine_p50_ms: f64,
     pub engine_p99_ms: f64,
     pub reindex_one_file_ms: f64,

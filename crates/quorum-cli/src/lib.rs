@@ -3,8 +3,10 @@
 
 pub mod bench;
 pub mod bench_index;
+pub mod bench_retrieval;
 pub mod bench_search;
 pub mod demo;
+pub mod docstrings;
 pub mod drafts;
 pub mod eval;
 pub mod eval_chart;

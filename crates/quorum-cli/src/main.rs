@@ -82,6 +82,9 @@ enum Command {
     Mcp(McpArgs),
     /// Benchmark the hybrid index on a pip-fetched sdist (Django by default).
     BenchSearch(quorum_cli::bench_search::BenchSearchArgs),
+    /// Hybrid search's answer quality (MRR@10, recall@1/5): docstring and
+    /// identifier queries mined from a codebase, or hand-written questions.
+    BenchRetrieval(quorum_cli::bench_retrieval::BenchRetrievalArgs),
     /// Hybrid search (dense + BM25, fused by RRF) over a directory's code or docs, indexing it first.
     Search(quorum_cli::search_cmd::SearchCmdArgs),
     /// Run the seeded-bug eval through the pipeline and score it.
@@ -295,6 +298,15 @@ async fn main() -> anyhow::Result<()> {
                 server = server.with_memory(quorum_cli::memory_cmd::memory_source(&state).await?);
             }
             quorum_mcp::serve_stdio(server).await?;
+        }
+        Command::BenchRetrieval(args) => {
+            quiet_logs();
+            let out = args.out.clone();
+            let r = quorum_cli::bench_retrieval::run(args).await?;
+            if let Some(p) = out {
+                std::fs::write(&p, format!("{}\n", serde_json::to_string_pretty(&r)?))?;
+            }
+            println!("{}", quorum_cli::bench_retrieval::table(&r));
         }
         Command::BenchSearch(args) => {
             quiet_logs();

@@ -80,7 +80,6 @@ pub async fn run(args: SearchCmdArgs) -> anyhow::Result<()> {
     let mut opts = SearchOptions::new(Kind::parse(&args.kind).expect("clap checked the kind"), args.limit);
     opts.path_glob = args.path.clone();
     opts.language = args.language.clone();
-    opts.explain = true;
     let t = Instant::now();
     let hits = index.search(&repo, &args.query, &opts).await?;
     let took = t.elapsed();

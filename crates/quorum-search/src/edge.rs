@@ -14,10 +14,9 @@ use async_trait::async_trait;
 use qdrant_edge::external::serde_json::{self, Value};
 use qdrant_edge::{
     Condition, Distance, EdgeConfigBuilder, EdgeShard, EdgeSparseVectorParamsBuilder, EdgeVectorParamsBuilder,
-    FieldCondition, Filter, Fusion, Match, Modifier, NamedQuery, PayloadFieldSchema, PayloadSchemaType, PointId,
-    PointInsertOperations, PointOperations, PointStruct, Prefetch, QueryEnum, QueryRequest, ScoringQuery,
-    ScrollRequest, SparseVector, UpdateOperation, ValueVariants, VectorInternal, Vectors, WithPayloadInterface,
-    WithVector,
+    FieldCondition, Filter, Match, Modifier, NamedQuery, PayloadFieldSchema, PayloadSchemaType, PointId,
+    PointInsertOperations, PointOperations, PointStruct, QueryEnum, QueryRequest, ScoringQuery, ScrollRequest,
+    SparseVector, UpdateOperation, ValueVariants, VectorInternal, Vectors, WithPayloadInterface, WithVector,
 };
 
 use crate::SearchError;
@@ -25,9 +24,6 @@ use crate::chunk::Kind;
 use crate::store::{
     ChunkPayload, ChunkPoint, DENSE, HybridQuery, INDEXED_FIELDS, IndexMeta, Ranking, SPARSE, ScoredChunk, VectorStore,
 };
-
-/// Qdrant's default RRF constant.
-const RRF_K: usize = 2;
 
 pub struct EdgeStore {
     root: PathBuf,
@@ -313,27 +309,12 @@ impl VectorStore for EdgeStore {
         let filter = query_filter(q);
         let dense = nearest(VectorInternal::from(q.dense.clone()), DENSE);
         let sparse = nearest(VectorInternal::from(sparse_vector(&q.sparse)), SPARSE);
-        let prefetch = |query: ScoringQuery| Prefetch {
-            prefetches: vec![],
-            query: Some(query),
-            limit: q.prefetch.max(q.limit),
-            params: None,
-            filter: Some(filter.clone()),
-            score_threshold: None,
-        };
-        let (prefetches, query) = match q.ranking {
-            Ranking::Fused => (
-                vec![prefetch(dense), prefetch(sparse)],
-                ScoringQuery::Fusion(Fusion::Rrf {
-                    k: RRF_K,
-                    weights: None,
-                }),
-            ),
-            Ranking::Dense => (vec![], dense),
-            Ranking::Sparse => (vec![], sparse),
+        let query = match q.ranking {
+            Ranking::Dense => dense,
+            Ranking::Sparse => sparse,
         };
         let req = QueryRequest {
-            prefetches,
+            prefetches: vec![],
             query: Some(query),
             filter: Some(filter.clone()),
             score_threshold: None,

@@ -59,8 +59,6 @@ pub struct SearchOptions {
     pub limit: usize,
     pub path_glob: Option<String>,
     pub language: Option<String>,
-    /// Also rank by dense and by sparse alone, to show each score.
-    pub explain: bool,
 }
 
 impl SearchOptions {
@@ -70,7 +68,6 @@ impl SearchOptions {
             limit,
             path_glob: None,
             language: None,
-            explain: false,
         }
     }
 }
@@ -123,9 +120,13 @@ impl std::fmt::Debug for HybridIndex {
 
 /// What goes into both vectors: the location is part of the meaning.
 fn indexed_text(c: &Chunk) -> String {
-    match &c.symbol {
-        Some(s) => format!("{} {}\n{}", c.path, s, c.text),
-        None => format!("{}\n{}", c.path, c.text),
+    embedded_text(&c.path, c.symbol.as_deref(), &c.text)
+}
+
+fn embedded_text(path: &str, symbol: Option<&str>, text: &str) -> String {
+    match symbol {
+        Some(s) => format!("{path} {s}\n{text}"),
+        None => format!("{path}\n{text}"),
     }
 }
 
@@ -361,55 +362,125 @@ impl HybridIndex {
         paths: Option<Vec<String>>,
         opts: &SearchOptions,
     ) -> Result<Vec<Hit>, SearchError> {
-        let sparse = self.bm25.query(query);
-        let mut q = HybridQuery {
-            repo: repo.to_string(),
-            dense,
-            sparse,
-            paths,
-            language: opts.language.clone(),
-            // A query of stop words only has no sparse side.
-            ranking: Ranking::Fused,
-            limit: opts.limit,
-            prefetch: (opts.limit * 4).max(40),
-        };
-        if q.sparse.is_empty() {
-            q.ranking = Ranking::Dense;
-        }
-        let fused = self.store.query(opts.kind, &q).await?;
-        let mut dense_scores = HashMap::new();
-        let mut sparse_scores = HashMap::new();
-        if opts.explain {
-            let side = |ranking| HybridQuery {
-                ranking,
-                limit: q.prefetch,
-                ..q.clone()
-            };
-            for p in self.store.query(opts.kind, &side(Ranking::Dense)).await? {
-                dense_scores.insert(p.id, p.score);
-            }
-            if !q.sparse.is_empty() {
-                for p in self.store.query(opts.kind, &side(Ranking::Sparse)).await? {
-                    sparse_scores.insert(p.id, p.score);
-                }
-            }
-        }
-        Ok(fused
-            .into_iter()
-            .map(|ScoredChunk { id, score, payload }| Hit {
-                path: payload.path,
-                start_line: payload.start_line,
-                end_line: payload.end_line,
-                symbol: payload.symbol,
-                language: payload.language,
-                kind: payload.kind,
-                text: payload.text,
-                fused: score,
-                dense: dense_scores.get(&id).copied(),
-                sparse: sparse_scores.get(&id).copied(),
-            })
-            .collect())
+        let c = self.candidates(repo, query, dense, paths, opts).await?;
+        Ok(c.rank(crate::fusion::SHIPPED, opts.limit))
     }
+
+    /// Both sides' candidates for `query` (embedded already), unfused: the
+    /// retrieval benchmark ranks them with each fusion it compares.
+    pub async fn candidates_embedded(
+        &self,
+        repo: &str,
+        query: &str,
+        dense: Vec<f32>,
+        opts: &SearchOptions,
+    ) -> Result<Candidates, SearchError> {
+        self.candidates(repo, query.trim(), dense, None, opts).await
+    }
+
+    async fn candidates(
+        &self,
+        repo: &str,
+        query: &str,
+        dense: Vec<f32>,
+        paths: Option<Vec<String>>,
+        opts: &SearchOptions,
+    ) -> Result<Candidates, SearchError> {
+        let sparse = self.bm25.query(query);
+        let side = |ranking| HybridQuery {
+            repo: repo.to_string(),
+            dense: dense.clone(),
+            sparse: sparse.clone(),
+            paths: paths.clone(),
+            language: opts.language.clone(),
+            ranking,
+            limit: (opts.limit * 4).max(40),
+        };
+        let dense_side = self.store.query(opts.kind, &side(Ranking::Dense)).await?;
+        // A query of stop words only has no sparse side.
+        let sparse_side = if sparse.is_empty() {
+            vec![]
+        } else {
+            self.store.query(opts.kind, &side(Ranking::Sparse)).await?
+        };
+        let sparse_side = sparse_side
+            .into_iter()
+            .map(|c| {
+                let terms = self.bm25.document(&payload_text(&c.payload));
+                let coverage = crate::fusion::coverage(&sparse, &terms);
+                (c, coverage)
+            })
+            .collect();
+        Ok(Candidates {
+            dense: dense_side,
+            sparse: sparse_side,
+        })
+    }
+}
+
+/// A query's candidates from each side, before fusion.
+#[derive(Debug, Clone)]
+pub struct Candidates {
+    pub dense: Vec<ScoredChunk>,
+    /// With each chunk's coverage of the query's terms.
+    pub sparse: Vec<(ScoredChunk, f32)>,
+}
+
+impl Candidates {
+    /// The first `limit` chunks by `fusion`, each with its score on either
+    /// side when it was a candidate there.
+    pub fn rank(&self, fusion: crate::fusion::Fusion, limit: usize) -> Vec<Hit> {
+        use crate::fusion::Ranked;
+        let dense: Vec<Ranked> = self
+            .dense
+            .iter()
+            .map(|c| Ranked {
+                id: c.id,
+                score: c.score,
+                coverage: 1.0,
+            })
+            .collect();
+        let sparse: Vec<Ranked> = self
+            .sparse
+            .iter()
+            .map(|(c, coverage)| Ranked {
+                id: c.id,
+                score: c.score,
+                coverage: *coverage,
+            })
+            .collect();
+        let by_id: HashMap<uuid::Uuid, &ScoredChunk> = self
+            .dense
+            .iter()
+            .chain(self.sparse.iter().map(|(c, _)| c))
+            .map(|c| (c.id, c))
+            .collect();
+        let score_of = |side: &[Ranked], id| side.iter().find(|r| r.id == id).map(|r| r.score);
+        crate::fusion::fuse(&dense, &sparse, fusion)
+            .into_iter()
+            .take(limit)
+            .filter_map(|(id, fused)| {
+                let p = &by_id.get(&id)?.payload;
+                Some(Hit {
+                    path: p.path.clone(),
+                    start_line: p.start_line,
+                    end_line: p.end_line,
+                    symbol: p.symbol.clone(),
+                    language: p.language.clone(),
+                    kind: p.kind,
+                    text: p.text.clone(),
+                    fused,
+                    dense: score_of(&dense, id),
+                    sparse: score_of(&sparse, id),
+                })
+            })
+            .collect()
+    }
+}
+
+/// What was embedded for a stored chunk.
+fn payload_text(p: &ChunkPayload) -> String {
+    embedded_text(&p.path, p.symbol.as_deref(), &p.text)
 }
 
 /// Hits as a model reads them: location, symbol and the first lines of

@@ -9,13 +9,15 @@
 //! - [`store`]: the [`store::VectorStore`] trait, with two engines — Qdrant
 //!   in-process ([`edge::EdgeStore`], `qdrant-edge`) and a Qdrant server
 //!   ([`server::ServerStore`], `qdrant-client`).
-//! - [`index`]: incremental indexing and hybrid (dense + sparse, RRF)
-//!   search; [`tools`]: the model's `search_code` / `search_docs`.
+//! - [`index`]: incremental indexing and hybrid (dense + sparse) search;
+//!   [`fusion`]: the two rankings made one, weighing a word match by how
+//!   much of the query it holds; [`tools`]: the model's `search_code` / `search_docs`.
 
 pub mod chunk;
 pub mod config;
 pub mod edge;
 pub mod embed;
+pub mod fusion;
 pub mod index;
 pub mod server;
 pub mod sparse;
@@ -25,7 +27,7 @@ pub mod tools;
 
 pub use chunk::{Kind, SymbolSpan};
 pub use config::{SearchArgs, open_index};
-pub use index::{Hit, HybridIndex, IndexStats, SearchOptions, SourceFile, format_hits, source_files};
+pub use index::{Candidates, Hit, HybridIndex, IndexStats, SearchOptions, SourceFile, format_hits, source_files};
 
 /// What can go wrong, classified for the service runtime.
 #[derive(Debug, thiserror::Error)]

@@ -11,9 +11,9 @@ use async_trait::async_trait;
 use qdrant_client::Qdrant;
 use qdrant_client::qdrant::{
     Condition, CreateCollectionBuilder, CreateFieldIndexCollectionBuilder, DeletePointsBuilder, Distance, FieldType,
-    Filter, Fusion, GetPointsBuilder, Modifier, NamedVectors, PointStruct, PrefetchQueryBuilder, Query,
-    QueryPointsBuilder, ScrollPointsBuilder, SparseVectorParamsBuilder, SparseVectorsConfigBuilder,
-    UpsertPointsBuilder, VectorInput, VectorParamsBuilder, VectorsConfigBuilder,
+    Filter, GetPointsBuilder, Modifier, NamedVectors, PointStruct, Query, QueryPointsBuilder, ScrollPointsBuilder,
+    SparseVectorParamsBuilder, SparseVectorsConfigBuilder, UpsertPointsBuilder, VectorInput, VectorParamsBuilder,
+    VectorsConfigBuilder,
 };
 
 use crate::SearchError;
@@ -240,28 +240,11 @@ impl VectorStore for ServerStore {
                 q.sparse.values.clone(),
             ))
         };
-        let limit = q.prefetch.max(q.limit) as u64;
         let base = QueryPointsBuilder::new(collection(&self.prefix, kind))
             .filter(filter.clone())
             .limit(q.limit as u64)
             .with_payload(true);
         let req = match q.ranking {
-            Ranking::Fused => base
-                .add_prefetch(
-                    PrefetchQueryBuilder::default()
-                        .query(dense())
-                        .using(DENSE)
-                        .filter(filter.clone())
-                        .limit(limit),
-                )
-                .add_prefetch(
-                    PrefetchQueryBuilder::default()
-                        .query(sparse())
-                        .using(SPARSE)
-                        .filter(filter.clone())
-                        .limit(limit),
-                )
-                .query(Query::new_fusion(Fusion::Rrf)),
             Ranking::Dense => base.query(dense()).using(DENSE),
             Ranking::Sparse => base.query(sparse()).using(SPARSE),
         };

@@ -45,11 +45,10 @@ pub struct ChunkPoint {
     pub payload: ChunkPayload,
 }
 
-/// Which of the three rankings a query asks for.
+/// Which side a query ranks by; the two are fused by the caller
+/// ([`crate::fusion`]), the same way on every engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ranking {
-    /// Dense and sparse prefetches fused by reciprocal-rank fusion.
-    Fused,
     Dense,
     Sparse,
 }
@@ -66,8 +65,6 @@ pub struct HybridQuery {
     pub language: Option<String>,
     pub ranking: Ranking,
     pub limit: usize,
-    /// Candidates each prefetch contributes to the fusion.
-    pub prefetch: usize,
 }
 
 /// A ranked chunk.

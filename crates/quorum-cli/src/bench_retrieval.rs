@@ -1,0 +1,298 @@
+//! `quorum bench-retrieval`: how good hybrid search's answers are, measured
+//! the way code-search research measures it (CodeSearchNet): a function's
+//! docstring (its first sentence) is the query, and that function, indexed
+//! **with its docstring removed**, is the answer; plus identifier queries
+//! (a function's name as written, for names that occur once). Or, with
+//! `--questions`, a hand-written set of questions and their answers.
+//!
+//! Every query asks the index once for each side's candidates (dense and
+//! sparse, 40 each); each method then ranks the same candidates: dense
+//! alone, sparse alone and every fusion compared. Queries are split in two
+//! halves by a hash of their answer: a fusion is chosen on the `dev` half
+//! and reported on the `test` half (and on other codebases). MRR@10 and
+//! recall@1/@5, per query kind.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use anyhow::Context;
+use quorum_search::fusion::Fusion;
+use quorum_search::{Candidates, Hit, HybridIndex, Kind, SearchArgs, SearchOptions};
+use serde::{Deserialize, Serialize};
+
+use crate::progress::LazyBar;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchRetrievalArgs {
+    /// The source tree (an unpacked sdist or npm package, a checkout).
+    #[arg(long)]
+    pub dir: PathBuf,
+    /// Only files under these paths (relative to `--dir`), to keep a run
+    /// within minutes.
+    #[arg(long = "only")]
+    pub only: Vec<String>,
+    /// A name for the corpus in the report.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Hand-written questions (JSON, eval/search/*.json) instead of
+    /// docstring and identifier queries drawn from the code.
+    #[arg(long)]
+    pub questions: Option<PathBuf>,
+    /// At most this many queries of each kind drawn from the code.
+    #[arg(long, default_value_t = 400)]
+    pub max_queries: usize,
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub search: SearchArgs,
+}
+
+/// A query and where its answer is.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Query {
+    pub kind: String,
+    pub query: String,
+    pub answers: Vec<Answer>,
+}
+
+/// A hit answers when it is in `path` and its lines hold `line`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Answer {
+    pub path: String,
+    pub line: u32,
+}
+
+#[derive(Debug, Deserialize)]
+struct QuestionFile {
+    queries: Vec<Query>,
+}
+
+/// One method's figures on one group of queries.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Figures {
+    pub queries: usize,
+    pub mrr10: f64,
+    pub recall1: f64,
+    pub recall5: f64,
+    /// Queries whose first result was found by the sparse side alone and
+    /// holds less than half of the query's terms (a common-word match put
+    /// above what the meaning found).
+    pub weak_sparse_firsts: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RetrievalReport {
+    pub corpus: String,
+    pub model: String,
+    pub files: usize,
+    pub chunks: usize,
+    pub index_secs: f64,
+    /// Functions whose docstring was removed before indexing.
+    pub docstrings_removed: usize,
+    /// `kind/split → method → figures`.
+    pub results: BTreeMap<String, BTreeMap<String, Figures>>,
+    pub shipped: String,
+    pub build_profile: &'static str,
+}
+
+/// A query's outcome under one method: the rank of the first right hit in
+/// the first ten, and whether a weak sparse match came first.
+type Outcome = (Option<usize>, bool);
+
+/// The fusions compared (the shipped one among them).
+pub fn fusions() -> Vec<Fusion> {
+    vec![
+        Fusion::Rrf { k: 2.0 },
+        Fusion::Rrf { k: 60.0 },
+        Fusion::CoverageRrf { k: 2.0 },
+        Fusion::CoverageRrf { k: 10.0 },
+        Fusion::CoverageRrf { k: 60.0 },
+        Fusion::Convex { alpha: 0.3 },
+        Fusion::Convex { alpha: 0.5 },
+        Fusion::Convex { alpha: 0.7 },
+    ]
+}
+
+pub async fn run(args: BenchRetrievalArgs) -> anyhow::Result<RetrievalReport> {
+    let tree = quorum_scm::read_dir_tree(&args.dir).with_context(|| format!("reading {}", args.dir.display()))?;
+    let tree: Vec<(String, String)> = tree
+        .into_iter()
+        .filter(|(p, _)| args.only.is_empty() || args.only.iter().any(|o| p.starts_with(o.as_str())))
+        .collect();
+    anyhow::ensure!(!tree.is_empty(), "no files under {} match --only", args.dir.display());
+    let graph_tree = tree.clone();
+    let (graph, _) = tokio::task::spawn_blocking(move || {
+        quorum_graph::build_parallel(graph_tree, None, quorum_graph::default_threads(), &mut |_, _| {})
+    })
+    .await?;
+
+    // Queries, and the tree as indexed (docstrings blanked, lines kept).
+    let (queries, indexed_tree, removed) = match &args.questions {
+        Some(q) => {
+            let text = std::fs::read_to_string(q).with_context(|| format!("reading {}", q.display()))?;
+            let file: QuestionFile = serde_json::from_str(&text).with_context(|| format!("parsing {}", q.display()))?;
+            (file.queries, tree, 0)
+        }
+        None => {
+            let mined = crate::docstrings::mine(&graph, &tree);
+            let removed = mined.removed;
+            let mut queries = spread(mined.docstring_queries, args.max_queries);
+            queries.extend(spread(mined.identifier_queries, args.max_queries));
+            (queries, mined.tree, removed)
+        }
+    };
+    anyhow::ensure!(!queries.is_empty(), "no queries");
+
+    let files = quorum_search::source_files(&graph, indexed_tree);
+    let mut search_args = args.search.clone();
+    search_args.mode = quorum_search::config::SearchMode::On;
+    let tmp = tempfile::tempdir()?;
+    if search_args.qdrant_url.is_none() {
+        search_args.index_dir = Some(tmp.path().join("index"));
+    }
+    let index: std::sync::Arc<HybridIndex> = quorum_search::open_index(&search_args)
+        .await?
+        .context("search is off")?;
+    let repo = "bench/retrieval";
+    let bar = LazyBar::new("indexing", "chunks");
+    let t = std::time::Instant::now();
+    let stats = index.index(repo, "c1", &files, &|d, t| bar.update(d, t)).await?;
+    drop(bar);
+    let index_secs = t.elapsed().as_secs_f64();
+
+    let bar = LazyBar::new("querying", "queries");
+    let mut ranks: HashMap<(String, String), Vec<Outcome>> = HashMap::new();
+    let opts = SearchOptions::new(Kind::Code, 10);
+    for (i, q) in queries.iter().enumerate() {
+        bar.update(i, queries.len());
+        let dense = index.embed_query(&q.query).await?;
+        let c = index.candidates_embedded(repo, &q.query, dense, &opts).await?;
+        let group = format!("{}/{}", q.kind, split_of(q));
+        for (method, hits) in methods(&c) {
+            let first = hits.first();
+            let weak = first.is_some_and(|h| {
+                h.dense.is_none()
+                    && c.sparse
+                        .iter()
+                        .any(|(s, cov)| s.payload.path == h.path && s.payload.start_line == h.start_line && *cov < 0.5)
+            });
+            let rank = hits.iter().position(|h| answers(q, h));
+            ranks.entry((group.clone(), method)).or_default().push((rank, weak));
+        }
+    }
+    drop(bar);
+
+    let mut results: BTreeMap<String, BTreeMap<String, Figures>> = BTreeMap::new();
+    for ((group, method), rs) in ranks {
+        results.entry(group).or_default().insert(method, figures(&rs));
+    }
+    Ok(RetrievalReport {
+        corpus: args.name.clone().unwrap_or_else(|| args.dir.display().to_string()),
+        model: index.model().into(),
+        files: stats.files,
+        chunks: stats.chunks,
+        index_secs,
+        docstrings_removed: removed,
+        results,
+        shipped: quorum_search::fusion::SHIPPED.label(),
+        build_profile: if cfg!(debug_assertions) { "debug" } else { "release" },
+    })
+}
+
+/// Every method's first ten, from the same candidates.
+fn methods(c: &Candidates) -> Vec<(String, Vec<Hit>)> {
+    // Dense alone and sparse alone are the fusions that ignore the other side.
+    let dense_only = Candidates {
+        dense: c.dense.clone(),
+        sparse: vec![],
+    };
+    let sparse_only = Candidates {
+        dense: vec![],
+        sparse: c.sparse.clone(),
+    };
+    let one_side = Fusion::Rrf { k: 0.0 };
+    let mut out = vec![
+        ("dense".to_string(), dense_only.rank(one_side, 10)),
+        ("sparse".to_string(), sparse_only.rank(one_side, 10)),
+    ];
+    for f in fusions() {
+        out.push((f.label(), c.rank(f, 10)));
+    }
+    out
+}
+
+fn answers(q: &Query, h: &Hit) -> bool {
+    q.answers
+        .iter()
+        .any(|a| a.path == h.path && h.start_line <= a.line && a.line <= h.end_line)
+}
+
+/// `dev` or `test`, fixed by the query's first answer.
+fn split_of(q: &Query) -> &'static str {
+    let key = q
+        .answers
+        .first()
+        .map(|a| format!("{}:{}", a.path, a.line))
+        .unwrap_or_default();
+    // FNV-1a: stable across runs and platforms.
+    let h = key.bytes().fold(0xcbf29ce484222325_u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    });
+    if h % 2 == 0 { "dev" } else { "test" }
+}
+
+/// At most `n`, evenly spread over the list (which is in file order).
+fn spread(v: Vec<Query>, n: usize) -> Vec<Query> {
+    if v.len() <= n {
+        return v;
+    }
+    (0..n).map(|i| v[i * v.len() / n].clone()).collect()
+}
+
+fn figures(rs: &[Outcome]) -> Figures {
+    let n = rs.len().max(1) as f64;
+    Figures {
+        queries: rs.len(),
+        mrr10: rs
+            .iter()
+            .map(|(r, _)| r.map_or(0.0, |r| 1.0 / (r + 1) as f64))
+            .sum::<f64>()
+            / n,
+        recall1: rs.iter().filter(|(r, _)| *r == Some(0)).count() as f64 / n,
+        recall5: rs.iter().filter(|(r, _)| r.is_some_and(|r| r < 5)).count() as f64 / n,
+        weak_sparse_firsts: rs.iter().filter(|(_, w)| *w).count(),
+    }
+}
+
+/// The report as a Markdown table: one row per method, MRR@10 per group.
+pub fn table(r: &RetrievalReport) -> String {
+    let groups: Vec<&String> = r.results.keys().collect();
+    let mut out = format!(
+        "{} — {} chunks, {} docstrings removed\n\n| method |",
+        r.corpus, r.chunks, r.docstrings_removed
+    );
+    for g in &groups {
+        out.push_str(&format!(" {g} MRR@10 (R@1, R@5) |"));
+    }
+    out.push_str(" weak sparse firsts |\n|---|");
+    for _ in &groups {
+        out.push_str("---|");
+    }
+    out.push_str("---|\n");
+    let mut methods: Vec<String> = vec!["dense".into(), "sparse".into()];
+    methods.extend(fusions().iter().map(Fusion::label));
+    for m in methods {
+        let mut weak = 0;
+        out.push_str(&format!("| {m} |"));
+        for g in &groups {
+            let f = r.results[*g].get(&m).cloned().unwrap_or_default();
+            weak += f.weak_sparse_firsts;
+            out.push_str(&format!(
+                " {:.3} ({:.2}, {:.2}) n={} |",
+                f.mrr10, f.recall1, f.recall5, f.queries
+            ));
+        }
+        out.push_str(&format!(" {weak} |\n"));
+    }
+    out
+}
