@@ -330,7 +330,8 @@ impl HybridIndex {
             }
         };
         let dense = self.embed_query(query).await?;
-        self.search_with(repo, query, dense, paths, opts).await
+        let c = self.candidates(repo, query, dense, paths, opts).await?;
+        Ok(c.rank(crate::fusion::SHIPPED, opts.limit))
     }
 
     /// The query's dense vector.
@@ -351,18 +352,7 @@ impl HybridIndex {
         dense: Vec<f32>,
         opts: &SearchOptions,
     ) -> Result<Vec<Hit>, SearchError> {
-        self.search_with(repo, query.trim(), dense, None, opts).await
-    }
-
-    async fn search_with(
-        &self,
-        repo: &str,
-        query: &str,
-        dense: Vec<f32>,
-        paths: Option<Vec<String>>,
-        opts: &SearchOptions,
-    ) -> Result<Vec<Hit>, SearchError> {
-        let c = self.candidates(repo, query, dense, paths, opts).await?;
+        let c = self.candidates_embedded(repo, query, dense, opts).await?;
         Ok(c.rank(crate::fusion::SHIPPED, opts.limit))
     }
 
