@@ -144,6 +144,23 @@ async fn index_contract(store: Arc<dyn VectorStore>, model: Arc<dyn Embedder>) {
         );
     }
 
+    // A question sharing one word ("give") with an unrelated docstring:
+    // the refund code the meaning found comes first, not the word match.
+    let hits = index
+        .search(REPO, "give a customer their money back", &opts)
+        .await
+        .unwrap();
+    assert!(
+        hits[0].text.to_lowercase().contains("refund") && hits[0].dense.is_some(),
+        "{:#?}",
+        brief(&hits)
+    );
+    assert!(
+        !hits[..2].iter().any(|h| h.symbol.as_deref() == Some("set_password")),
+        "{:#?}",
+        brief(&hits)
+    );
+
     // An exact identifier: found through BM25 even where the dense side
     // does not rank it first.
     let hits = index.search(REPO, "_round_half_up", &opts).await.unwrap();
