@@ -209,6 +209,21 @@ impl Graph {
         }
     }
 
+    /// The id of the innermost class around `scope` (a symbol of file
+    /// `fi`), if any: where `self` / `this` in that scope points.
+    pub(crate) fn enclosing_class(&self, fi: u32, scope: Option<u32>) -> Option<u32> {
+        let f = &self.files()[fi as usize];
+        let mut s = scope;
+        while let Some(sc) = s {
+            let sym = &f.symbols[sc as usize];
+            if sym.kind == SymbolKind::Class {
+                return Some(self.id_of(fi, Some(sc)));
+            }
+            s = sym.parent;
+        }
+        None
+    }
+
     pub fn find(&self, qname: &str) -> Option<u32> {
         self.by_qname.get(qname).copied()
     }

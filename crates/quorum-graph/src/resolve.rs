@@ -180,7 +180,7 @@ impl<'g> Resolver<'g> {
             None => (first, false),
         };
         let start = if (first == "self" || first == "cls") && !first_called {
-            match self.enclosing_class(fi, scope) {
+            match self.g.enclosing_class(fi, scope) {
                 Some(class) => {
                     let Some((&m, rest2)) = rest.split_first() else {
                         return unresolved();
@@ -295,19 +295,6 @@ impl<'g> Resolver<'g> {
                 }
                 _ => None,
             })
-    }
-
-    fn enclosing_class(&self, fi: u32, scope: Option<u32>) -> Option<u32> {
-        let f = &self.g.files()[fi as usize];
-        let mut s = scope;
-        while let Some(sc) = s {
-            let sym = &f.symbols[sc as usize];
-            if sym.kind == SymbolKind::Class {
-                return Some(self.g.id_of(fi, Some(sc)));
-            }
-            s = sym.parent;
-        }
-        None
     }
 }
 

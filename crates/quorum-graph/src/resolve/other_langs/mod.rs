@@ -257,7 +257,7 @@ impl<'g> OtherLangs<'g> {
             s = sym.parent;
         }
         if f.lang == Lang::Java
-            && let Some(class) = self.enclosing_class(fi, scope)
+            && let Some(class) = self.g.enclosing_class(fi, scope)
             && let Some(m) = self.class_member(class, name, 0)
         {
             return Some(m);
@@ -282,10 +282,12 @@ impl<'g> OtherLangs<'g> {
         let mut e = match (f.lang, first) {
             (_, "?" | "") => Entity::Unknown,
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Java, "this") if !called => self
+                .g
                 .enclosing_class(fi, scope)
                 .map(Entity::Instance)
                 .unwrap_or(Entity::Unknown),
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Java, "super") if !called => self
+                .g
                 .enclosing_class(fi, scope)
                 .and_then(|c| self.base_classes(c).into_iter().next())
                 .map(Entity::Instance)
@@ -376,19 +378,6 @@ impl<'g> OtherLangs<'g> {
             Entity::GoPkg(dir) => self.go_pkg_member(dir, name).map(|id| self.entity_of(id)),
             _ => None,
         }
-    }
-
-    fn enclosing_class(&self, fi: u32, scope: Option<u32>) -> Option<u32> {
-        let f = self.file(fi);
-        let mut s = scope;
-        while let Some(sc) = s {
-            let sym = &f.symbols[sc as usize];
-            if sym.kind == SymbolKind::Class {
-                return Some(self.g.id_of(fi, Some(sc)));
-            }
-            s = sym.parent;
-        }
-        None
     }
 
     /// A JS/Java class's own member, or one inherited from a base class in
