@@ -112,7 +112,7 @@ docs-check:
 
 # The MCP server (`quorum mcp`) driven over stdio by a real MCP client, PyPI's
 # `mcp` (the official Python SDK).
-mcp-check: build
+mcp-check: deps build
 	@python3 -c "import pytest, importlib.metadata as m; assert m.version('mcp') == '2.3.0'" 2>/dev/null || python3 -m pip install -q mcp==2.3.0 pytest
 	QUORUM_BIN=$(BIN)/quorum python3 -m pytest -q -p no:cacheprovider crates/quorum-mcp/tests
 

@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
-use quorum_core::FileStatus;
-use quorum_graph::{EdgeKind, Graph, ImpactOptions, Target, blob, build_with_progress, impact, overlay};
+use quorum_graph::{EdgeKind, Graph, Target, blob, build_with_progress};
 use quorum_scm::{LocalGit, TreeSource, read_dir_tree};
 
 use crate::progress::LazyBar;
@@ -187,34 +186,7 @@ pub async fn impact_cmd(args: ImpactArgs) -> anyhow::Result<()> {
             g
         }
     };
-    let mut changes = vec![];
-    for f in &change.files {
-        let content = if f.status == FileStatus::Removed {
-            None
-        } else {
-            git.read_file("local", &change.head_sha, &f.path).await?
-        };
-        changes.push((f.path.clone(), content));
-        if let Some(old) = f.old_path.as_ref().filter(|o| **o != f.path) {
-            changes.push((old.clone(), None));
-        }
-    }
-    let (head, _) = overlay(&base, &changes);
-    let diffs: Vec<_> = change
-        .files
-        .iter()
-        .filter(|f| f.patch.is_some())
-        .map(|f| f.diff().0)
-        .collect();
-    let report = impact(
-        &base,
-        &head,
-        &diffs,
-        ImpactOptions {
-            hops: args.hops,
-            ..ImpactOptions::default()
-        },
-    );
+    let report = quorum_mcp::change_impact(&git, &base, &change, args.hops).await?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

@@ -14,6 +14,7 @@ pub mod eval_report;
 pub mod fleet;
 pub mod graph_cmd;
 pub mod judge_cmd;
+pub mod mcp_cmd;
 pub mod memory_cmd;
 pub mod memory_eval;
 pub mod mutate;

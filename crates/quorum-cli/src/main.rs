@@ -16,29 +16,6 @@ struct Cli {
     command: Command,
 }
 
-/// `quorum mcp`.
-#[derive(clap::Args)]
-struct McpArgs {
-    /// A local checkout (a git repository is read at HEAD; a plain directory as it is).
-    #[arg(long)]
-    repo: std::path::PathBuf,
-    /// The name tools take as `repo` (default: the directory's name).
-    #[arg(long)]
-    name: Option<String>,
-    /// Answer `past_reviews` from this repository's review memory
-    /// (`owner/name`, as `quorum memory ingest --repo` stored it).
-    #[arg(long)]
-    memory: Option<String>,
-    /// Where that memory is: the fleet's Redis…
-    #[arg(long, env = "REDIS_URL")]
-    redis_url: Option<String>,
-    #[arg(long, env = "QUORUM_REDIS_PREFIX", default_value = "quorum:")]
-    redis_prefix: String,
-    /// …or the state directory of `quorum memory`.
-    #[arg(long, env = "QUORUM_MEMORY_DIR")]
-    memory_dir: Option<std::path::PathBuf>,
-}
-
 #[derive(Subcommand)]
 enum Command {
     /// Review one storefront case end to end on the embedded defaults.
@@ -78,14 +55,14 @@ enum Command {
     Index(quorum_cli::graph_cmd::IndexArgs),
     /// Print the impact report of a local git range.
     Impact(quorum_cli::graph_cmd::ImpactArgs),
-    /// Serve a local checkout's code graph over MCP on stdin/stdout (for an editor's agent).
-    Mcp(McpArgs),
+    /// Serve a local checkout over MCP (stdio, or streamable HTTP with --http) for an editor's agent.
+    Mcp(Box<quorum_cli::mcp_cmd::McpArgs>),
     /// Benchmark the hybrid index on a pip-fetched sdist (Django by default).
     BenchSearch(quorum_cli::bench_search::BenchSearchArgs),
     /// Hybrid search's answer quality (MRR@10, recall@1/5): docstring and
     /// identifier queries mined from a codebase, or hand-written questions.
     BenchRetrieval(quorum_cli::bench_retrieval::BenchRetrievalArgs),
-    /// Hybrid search (dense + BM25, fused by RRF) over a directory's code or docs, indexing it first.
+    /// Hybrid search (dense + BM25, coverage-weighted fusion) over a directory's code or docs, indexing it first.
     Search(quorum_cli::search_cmd::SearchCmdArgs),
     /// Run the seeded-bug eval through the pipeline and score it.
     Eval(Box<eval::EvalArgs>),
@@ -273,31 +250,9 @@ async fn main() -> anyhow::Result<()> {
         Command::Index(args) => quorum_cli::graph_cmd::index(args).await?,
         Command::Impact(args) => quorum_cli::graph_cmd::impact_cmd(args).await?,
         Command::Mcp(args) => {
-            // stdout is the protocol: logs (warnings only) go to stderr.
+            // stdout may be the protocol: logs (warnings only) go to stderr.
             quiet_logs();
-            let name = match args.name {
-                Some(n) => n,
-                None => args
-                    .repo
-                    .canonicalize()
-                    .with_context(|| format!("{}", args.repo.display()))?
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "repo".into()),
-            };
-            let repo = quorum_mcp::Repo::load(&name, &args.repo).await?;
-            eprintln!("quorum mcp: serving `{name}` ({} files) on stdio", repo.file_count());
-            let mut server = quorum_mcp::QuorumMcp::new(repo);
-            if let Some(memory_repo) = args.memory {
-                let state = quorum_cli::memory_cmd::StateArgs {
-                    repo: memory_repo,
-                    redis_url: args.redis_url,
-                    redis_prefix: args.redis_prefix,
-                    state_dir: args.memory_dir,
-                };
-                server = server.with_memory(quorum_cli::memory_cmd::memory_source(&state).await?);
-            }
-            quorum_mcp::serve_stdio(server).await?;
+            quorum_cli::mcp_cmd::run(*args).await?;
         }
         Command::BenchRetrieval(args) => {
             quiet_logs();

@@ -3,8 +3,8 @@
 //! its code graph built from them.
 
 use std::collections::HashMap;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use quorum_graph::Graph;
 use quorum_graph::tools::SourceTree;
@@ -38,6 +38,11 @@ pub struct Repo {
     pub commit: Option<String>,
     files: HashMap<String, String>,
     pub graph: Arc<Graph>,
+    /// The git work tree, when the checkout is one (changes need history).
+    dir: Option<PathBuf>,
+    /// The graph of the last other commit asked about (HEAD moved since the
+    /// server started, or a range's base), built on top of `graph`.
+    other: Mutex<Option<(String, Arc<Graph>)>>,
 }
 
 impl Repo {
@@ -64,7 +69,12 @@ impl Repo {
             })?;
             (tree, None)
         };
-        Repo::from_files(name, commit, tree).await
+        let is_git = commit.is_some();
+        let mut repo = Repo::from_files(name, commit, tree).await?;
+        if is_git {
+            repo.dir = Some(dir.to_path_buf());
+        }
+        Ok(repo)
     }
 
     /// A repository from its files (tests, and `load`).
@@ -82,7 +92,52 @@ impl Repo {
             commit,
             files: tree.into_iter().collect(),
             graph: Arc::new(graph),
+            dir: None,
+            other: Mutex::new(None),
         })
+    }
+
+    /// The git work tree, when the server was started on one.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    pub(crate) fn git(&self) -> Result<LocalGit, String> {
+        let dir = self
+            .dir
+            .as_deref()
+            .ok_or("this server was started on a directory that is not a git repository")?;
+        LocalGit::open(dir).map_err(|e| e.to_string())
+    }
+
+    /// The graph at `commit`: the loaded one, or one built from that
+    /// commit's files re-using every unchanged file of the loaded graph.
+    pub(crate) async fn graph_at(&self, commit: &str) -> Result<Arc<Graph>, String> {
+        if self.commit.as_deref() == Some(commit) {
+            return Ok(self.graph.clone());
+        }
+        if let Some((c, g)) = &*self.other.lock().expect("graph cache lock")
+            && c == commit
+        {
+            return Ok(g.clone());
+        }
+        let tree = self
+            .git()?
+            .read_tree("local", commit)
+            .await
+            .map_err(|e| e.to_string())?;
+        let previous = self.graph.clone();
+        let graph = tokio::task::spawn_blocking(move || quorum_graph::build(tree, Some(&previous)).0)
+            .await
+            .map_err(|e| format!("the graph build failed: {e}"))?;
+        let graph = Arc::new(graph);
+        *self.other.lock().expect("graph cache lock") = Some((commit.to_string(), graph.clone()));
+        Ok(graph)
+    }
+
+    /// Every file as `(path, text)` (what the search index is built from).
+    pub fn files(&self) -> Vec<(String, String)> {
+        self.files.iter().map(|(p, t)| (p.clone(), t.clone())).collect()
     }
 
     pub fn file_count(&self) -> usize {

@@ -1,25 +1,35 @@
 """Quorum's MCP server driven by a real MCP client: PyPI's `mcp` (the
-official Python SDK, pinned >=2,<3) starting `quorum mcp` over stdio, as an
-editor's agent would. Run by `make mcp-check` (part of `make test`) with
-QUORUM_BIN pointing at the built binary."""
+official Python SDK, pinned >=2,<3) starting `quorum mcp` over stdio and
+over streamable HTTP, as an editor's agent would. Run by `make mcp-check`
+(part of `make test`) with QUORUM_BIN pointing at the built binary."""
 
 import asyncio
 import json
 import os
+import re
+import shutil
+import subprocess
+import time
 from pathlib import Path
 
+import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 ROOT = Path(__file__).resolve().parents[3]
 QUORUM = os.environ.get("QUORUM_BIN", str(ROOT / "target" / "debug" / "quorum"))
 REPO = "storefront"
 
 
-def run(scenario, extra_args=()):
+def run(scenario, extra_args=(), repo_dir=None):
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/root")}
+    if "--index-dir" not in extra_args and "--search" not in extra_args:
+        # Only the search test builds an index (in its own directory).
+        extra_args = ["--search", "off", *extra_args]
     params = StdioServerParameters(
         command=QUORUM,
-        args=["mcp", "--repo", str(ROOT / "storefront-fixture"), "--name", REPO, *extra_args],
-        env={"PATH": os.environ.get("PATH", "")},
+        args=["mcp", "--repo", str(repo_dir or ROOT / "storefront-fixture"), "--name", REPO, *extra_args],
+        env=env,
     )
 
     async def go():
@@ -41,7 +51,10 @@ def test_tools_are_listed_with_schemas_and_the_list_stays_small():
 
     tools = run(scenario)
     names = {t.name for t in tools.tools}
-    assert {"get_callers", "find_tests", "read_snippet"} <= names, names
+    assert names == {
+        "get_callers", "find_tests", "read_snippet", "search_code", "search_docs",
+        "impact", "review_diff", "past_reviews",
+    }, names
     for t in tools.tools:
         assert t.description, t.name
         assert "repo" in t.input_schema["properties"], t.name
@@ -131,3 +144,193 @@ def test_past_reviews_without_memory_say_how_to_get_it():
 
     r = run(scenario)
     assert r.is_error and "--memory OWNER/NAME" in text(r), text(r)
+
+
+# --- changes: impact and review_diff on a git checkout ----------------------
+
+def git(repo, *args):
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        check=True, capture_output=True,
+    )
+
+
+def case_checkout(tmp_path, case_id):
+    """The storefront as a git repository at its base commit, with eval case
+    `case_id`'s edits left uncommitted in the working tree."""
+    repo = tmp_path / "storefront"
+    shutil.copytree(ROOT / "storefront-fixture", repo, ignore=shutil.ignore_patterns("cases", "__pycache__"))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    case = json.loads(next((ROOT / "storefront-fixture" / "cases").glob(case_id + "*.json")).read_text())
+    for edit in case["edits"]:
+        path = repo / edit["file"]
+        text = path.read_text()
+        assert edit["find"] in text, edit["file"]
+        path.write_text(text.replace(edit["find"], edit["replace"], 1))
+    return repo
+
+
+def test_impact_of_a_signature_change_names_both_callers(tmp_path):
+    repo = case_checkout(tmp_path, "05")
+
+    async def scenario(s):
+        worktree = await s.call_tool("impact", {"repo": REPO})
+        staged_nothing = await s.call_tool("impact", {"repo": REPO, "changes": "staged"})
+        bad_range = await s.call_tool("impact", {"repo": REPO, "changes": "main...HEAD"})
+        return worktree, staged_nothing, bad_range
+
+    worktree, staged_nothing, bad_range = run(scenario, ["--search", "off"], repo_dir=repo)
+    assert not worktree.is_error, text(worktree)
+    report = text(worktree)
+    assert "compute_tax" in report, report
+    # Both callers still pass two arguments (read from the fixture).
+    assert "shop.checkout.checkout" in report and "shop.pricing.order_total" in report, report
+    assert staged_nothing.is_error and "nothing is staged" in text(staged_nothing), text(staged_nothing)
+    assert bad_range.is_error and "three-dot" in text(bad_range), text(bad_range)
+    # The working tree and the branch are as the user left them.
+    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True).stdout
+    assert status.strip() == "M shop/pricing.py", status
+
+
+def test_review_diff_finds_the_sql_injection_of_case_01_from_a_diff(tmp_path):
+    repo = case_checkout(tmp_path, "01")
+    diff = subprocess.run(["git", "-C", str(repo), "diff"], capture_output=True, text=True, check=True).stdout
+    git(repo, "checkout", "--", ".")  # the change now exists only as the diff text
+
+    async def scenario(s):
+        reviewed = await s.call_tool("review_diff", {"repo": REPO, "diff": diff})
+        stale = await s.call_tool("review_diff", {"repo": REPO, "diff": diff.replace("cursor.execute(", "cursor.run(")})
+        return reviewed, stale
+
+    reviewed, stale = run(scenario, ["--search", "off"], repo_dir=repo)
+    assert not reviewed.is_error, text(reviewed)
+    answer = json.loads(text(reviewed))
+    assert answer["change"] == "the given diff"
+    hits = [f for f in answer["findings"] if f["location"].startswith("shop/repository.py:71") and f["category"] == "security"]
+    assert hits, answer["findings"]
+    assert "sql" in (hits[0]["title"] + hits[0]["explanation"]).lower(), hits[0]
+    assert stale.is_error and "does not apply" in text(stale), text(stale)
+
+
+def test_a_symlink_out_of_the_tree_is_never_read(tmp_path):
+    repo = tmp_path / "linked"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "a.py").write_text("def f():\n    return 1\n")
+    (repo / "pkg" / "leak.py").symlink_to("/etc/passwd")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+
+    async def scenario(s):
+        leak = await s.call_tool("read_snippet", {"repo": REPO, "path": "pkg/leak.py", "start": 1, "end": 3})
+        fine = await s.call_tool("read_snippet", {"repo": REPO, "path": "pkg/a.py", "start": 1, "end": 2})
+        return leak, fine
+
+    leak, fine = run(scenario, ["--search", "off"], repo_dir=repo)
+    assert leak.is_error and "root:" not in text(leak), text(leak)
+    assert not fine.is_error and "def f" in text(fine), text(fine)
+
+
+# --- search ---------------------------------------------------------------
+
+def test_search_code_finds_refund_code_by_meaning(tmp_path):
+    """The index is built in the background; the search tools say so until
+    it is ready, then answer by meaning (the query shares no word with the
+    refund code's identifiers)."""
+
+    async def scenario(s):
+        deadline = time.monotonic() + 300
+        while True:
+            r = await s.call_tool("search_code", {"repo": REPO, "query": "give a customer their money back", "limit": 3})
+            if not r.is_error or "still being built" not in text(r) or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(1)
+        empty = await s.call_tool("search_code", {"repo": REPO, "query": "  "})
+        glob = await s.call_tool("search_code", {"repo": REPO, "query": "refund", "path": "shop/[oops"})
+        docs = await s.call_tool("search_docs", {"repo": REPO, "query": "how are SQL statements written", "limit": 2})
+        return r, empty, glob, docs
+
+    r, empty, glob, docs = run(scenario, ["--index-dir", str(tmp_path / "index")])
+    if r.is_error and "hybrid search is off" in text(r):
+        pytest.fail("the embedding model is missing: `make deps` installs it (" + text(r) + ")")
+    assert not r.is_error, text(r)
+    first = text(r).splitlines()[0]
+    assert "refund" in first.lower(), text(r)
+    assert empty.is_error and "`query` is empty" in text(empty), text(empty)
+    assert glob.is_error and "glob" in text(glob), text(glob)
+    assert not docs.is_error and ".md" in text(docs), text(docs)
+
+
+# --- prompts --------------------------------------------------------------
+
+def test_prompts_name_the_tools_that_answer_them():
+    async def scenario(s):
+        listed = await s.list_prompts()
+        what = await s.get_prompt("what-breaks", {"symbol": "shop.pricing.compute_tax"})
+        review_as = await s.get_prompt("review-as", {"login": "@alice"})
+        return listed, what, review_as
+
+    listed, what, review_as = run(scenario, ["--search", "off"])
+    assert {p.name for p in listed.prompts} == {"review-staged", "review-as", "what-breaks"}
+    body = what.messages[0].content.text
+    assert "get_callers" in body and "find_tests" in body and "shop.pricing.compute_tax" in body, body
+    body = review_as.messages[0].content.text
+    assert 'as_person="alice"' in body and "past_reviews" in body, body
+
+
+# --- streamable HTTP ------------------------------------------------------
+
+@pytest.fixture
+def http_server():
+    proc = subprocess.Popen(
+        [QUORUM, "mcp", "--repo", str(ROOT / "storefront-fixture"), "--name", REPO, "--search", "off",
+         "--http", "127.0.0.1:0", "--allowed-host", "quorum-mcp.review.svc"],
+        env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/root"), "QUORUM_MCP_TOKEN": "s3cret"},
+        stderr=subprocess.PIPE, text=True,
+    )
+    url = None
+    deadline = time.monotonic() + 60
+    while url is None and time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line and proc.poll() is not None:
+            break
+        m = re.search(r"at (http://[^ ]+/mcp)", line)
+        url = m.group(1) if m else None
+    assert url, "quorum mcp --http did not say where it listens"
+    yield url
+    proc.terminate()
+    assert proc.wait(timeout=30) == 0, "SIGTERM ends the HTTP server cleanly"
+
+
+def test_http_clients_need_the_token_and_get_the_same_answers(http_server):
+    import httpx2
+
+    async def session(headers):
+        async with create_mcp_http_client(headers=headers) as client:
+            async with streamable_http_client(http_server, http_client=client) as (read, write):
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    tools = await s.list_tools()
+                    callers = await s.call_tool("get_callers", {"repo": REPO, "symbol": "shop.auth.hash_password", "hops": 1})
+                    return tools, callers
+
+    tools, callers = asyncio.run(session({"Authorization": "Bearer s3cret"}))
+    assert {"get_callers", "impact", "review_diff", "search_code"} <= {t.name for t in tools.tools}
+    assert not callers.is_error
+    assert "shop.auth.set_password" in text(callers), text(callers)
+
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    no_token = httpx2.post(http_server, json=init, headers=accept)
+    assert no_token.status_code == 401 and "bearer token" in no_token.text, no_token.text
+    wrong = httpx2.post(http_server, json=init, headers={**accept, "Authorization": "Bearer nope"})
+    assert wrong.status_code == 401
+    # The SDK's DNS-rebinding guard: only loopback and the configured service name.
+    auth = {**accept, "Authorization": "Bearer s3cret"}
+    evil = httpx2.post(http_server, json=init, headers={**auth, "Host": "evil.example"})
+    assert evil.status_code in (400, 403), (evil.status_code, evil.text)
+    service = httpx2.post(http_server, json=init, headers={**auth, "Host": "quorum-mcp.review.svc"})
+    assert service.status_code == 200, (service.status_code, service.text)

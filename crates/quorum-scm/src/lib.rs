@@ -21,6 +21,7 @@ mod http_cache;
 mod retry;
 mod scm;
 mod sink;
+mod snapshot;
 mod tree;
 
 pub use clone::{CloneCache, TreeArgs, Trees};
@@ -30,6 +31,7 @@ pub use http_cache::HttpCache;
 pub use quorum_core::is_commit_id;
 pub use scm::{ScmApi, ScmArgs};
 pub use sink::{CheckStatus, Posted, ReviewSink, SinkError};
+pub use snapshot::{MAX_PATCH_BYTES, Snapshot, snapshot};
 pub use tree::{MAX_FILE_BYTES, TreeSource, read_dir_tree, validate_path};
 
 use async_trait::async_trait;
