@@ -48,6 +48,8 @@ pub struct FleetOptions {
     pub memory_refresh: Option<quorum_indexer::MemoryRefresh>,
     /// The operator API's and the console's token; `None`: both off.
     pub operator_token: Option<String>,
+    /// The MCP endpoint the gateway serves at `/mcp` (`quorum up --mcp-repo`).
+    pub mcp: Option<axum::Router>,
 }
 
 impl FleetOptions {
@@ -72,6 +74,7 @@ impl FleetOptions {
             search: None,
             memory_refresh: None,
             operator_token: None,
+            mcp: None,
         }
     }
 }
@@ -109,6 +112,7 @@ impl Fleet {
         gateway_config.policy_source = opts.policy_source;
         gateway_config.scm = opts.scm;
         gateway_config.operator_token = opts.operator_token.clone();
+        gateway_config.mcp = opts.mcp;
         gateway_config.gitlab_webhook_token = opts
             .gitlab_webhook_token
             .filter(|t| !t.trim().is_empty())

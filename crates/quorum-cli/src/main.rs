@@ -207,6 +207,16 @@ struct UpArgs {
     /// `/console`); unset: both are off.
     #[arg(long, env = "QUORUM_OPERATOR_TOKEN", hide_env_values = true)]
     operator_token: Option<String>,
+    /// Serve this local checkout over MCP at the gateway's `/mcp` (bearer:
+    /// the operator token).
+    #[arg(long, env = "QUORUM_MCP_REPO")]
+    mcp_repo: Option<std::path::PathBuf>,
+    /// The name MCP tools take as `repo` (default: the directory's name).
+    #[arg(long, env = "QUORUM_MCP_NAME")]
+    mcp_name: Option<String>,
+    /// `Host` values `/mcp` accepts besides loopback (the gateway's service name).
+    #[arg(long = "mcp-allowed-host", env = "QUORUM_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
+    mcp_allowed_hosts: Vec<String>,
     #[command(flatten)]
     llm: quorum_llm::LlmArgs,
     #[command(flatten)]
@@ -310,6 +320,24 @@ async fn main() -> anyhow::Result<()> {
                 None => Arc::new(quorum_scm::LocalRepos::parse(&args.repos.local_repos)?),
             };
             let shutdown = quorum_runtime::shutdown::on_signal();
+            let operator_token = args.operator_token.clone().filter(|t| !t.is_empty());
+            let mcp = match &args.mcp_repo {
+                None => None,
+                Some(dir) => {
+                    let token = operator_token
+                        .clone()
+                        .context("--mcp-repo serves /mcp behind the operator token: set QUORUM_OPERATOR_TOKEN")?;
+                    let (server, name) =
+                        quorum_cli::mcp_cmd::server(dir, args.mcp_name.as_deref(), &args.search, llm.clone(), None)
+                            .await?;
+                    eprintln!("quorum up: MCP for `{name}` at /mcp");
+                    let opts = quorum_mcp::HttpOptions {
+                        token: Some(token),
+                        allowed_hosts: args.mcp_allowed_hosts.clone(),
+                    };
+                    Some(quorum_mcp::http_router(server, opts, shutdown.clone()))
+                }
+            };
             let fleet = Fleet::start(
                 FleetOptions {
                     ctx,
@@ -328,7 +356,8 @@ async fn main() -> anyhow::Result<()> {
                     llm,
                     search: quorum_search::open_index(&args.search).await?,
                     memory_refresh: quorum_indexer::MemoryRefresh::from_api(api.as_ref(), 100),
-                    operator_token: args.operator_token.clone().filter(|t| !t.is_empty()),
+                    operator_token,
+                    mcp,
                 },
                 shutdown.clone(),
             )

@@ -64,31 +64,33 @@ impl quorum_mcp::Reviewer for FleetReviewer {
     }
 }
 
-pub async fn run(args: McpArgs) -> anyhow::Result<()> {
-    let name = match &args.name {
-        Some(n) => n.clone(),
-        None => args
-            .repo
+/// A server over the checkout at `dir`: its graph now, its search index
+/// in the background (when a model is there), `review_diff` through an
+/// embedded fleet, `past_reviews` from `memory` when given. Returns the
+/// server and the name tools take as `repo`.
+pub async fn server(
+    dir: &Path,
+    name: Option<&str>,
+    search: &quorum_search::SearchArgs,
+    llm: Option<quorum_llm::LlmConfig>,
+    memory: Option<crate::memory_cmd::StateArgs>,
+) -> anyhow::Result<(quorum_mcp::QuorumMcp, String)> {
+    let name = match name {
+        Some(n) => n.to_string(),
+        None => dir
             .canonicalize()
-            .with_context(|| format!("{}", args.repo.display()))?
+            .with_context(|| format!("{}", dir.display()))?
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "repo".into()),
     };
-    if let Some(addr) = args.http {
-        anyhow::ensure!(
-            addr.ip().is_loopback() || args.token.is_some(),
-            "--http {addr} is reachable from other machines: set QUORUM_MCP_TOKEN (or --token) so clients must authenticate"
-        );
-    }
-    let repo = quorum_mcp::Repo::load(&name, &args.repo).await?;
-    let files = repo.file_count();
+    let repo = quorum_mcp::Repo::load(&name, dir).await?;
     let commit = repo.commit.clone().unwrap_or_else(|| "worktree".into());
-    let search = match quorum_search::open_index(&args.search).await {
+    let search = match quorum_search::open_index(search).await {
         Ok(Some(index)) => {
-            let dir = std::fs::canonicalize(&args.repo)?;
+            let abs = std::fs::canonicalize(dir)?;
             // The key `quorum search` uses, so both share one index.
-            let key = format!("local{}", dir.display());
+            let key = format!("local{}", abs.display());
             let sources = quorum_search::source_files(&repo.graph, repo.files());
             quorum_mcp::Search::start(index, &key, &commit, sources)
         }
@@ -99,18 +101,35 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     };
     let mut server = quorum_mcp::QuorumMcp::new(repo)
         .with_search(search)
-        .with_reviewer(Arc::new(FleetReviewer {
-            llm: args.llm.config()?,
-        }));
-    if let Some(memory_repo) = args.memory.clone() {
-        let state = crate::memory_cmd::StateArgs {
-            repo: memory_repo,
-            redis_url: args.redis_url.clone(),
-            redis_prefix: args.redis_prefix.clone(),
-            state_dir: args.memory_dir.clone(),
-        };
+        .with_reviewer(Arc::new(FleetReviewer { llm }));
+    if let Some(state) = memory {
         server = server.with_memory(crate::memory_cmd::memory_source(&state).await?);
     }
+    Ok((server, name))
+}
+
+pub async fn run(args: McpArgs) -> anyhow::Result<()> {
+    if let Some(addr) = args.http {
+        anyhow::ensure!(
+            addr.ip().is_loopback() || args.token.is_some(),
+            "--http {addr} is reachable from other machines: set QUORUM_MCP_TOKEN (or --token) so clients must authenticate"
+        );
+    }
+    let memory = args.memory.clone().map(|repo| crate::memory_cmd::StateArgs {
+        repo,
+        redis_url: args.redis_url.clone(),
+        redis_prefix: args.redis_prefix.clone(),
+        state_dir: args.memory_dir.clone(),
+    });
+    let (server, name) = server(
+        &args.repo,
+        args.name.as_deref(),
+        &args.search,
+        args.llm.config()?,
+        memory,
+    )
+    .await?;
+    let files = server.file_count();
     match args.http {
         None => {
             eprintln!("quorum mcp: serving `{name}` ({files} files) on stdio");

@@ -72,6 +72,9 @@ pub struct GatewayConfig {
     pub max_backlog: Option<u64>,
     /// How often the backlog is measured.
     pub backlog_every: std::time::Duration,
+    /// An MCP endpoint (`quorum_mcp::http_router`, which guards itself
+    /// with its own bearer token and `Host` check), served at `/mcp`.
+    pub mcp: Option<Router>,
 }
 
 impl GatewayConfig {
@@ -90,6 +93,7 @@ impl GatewayConfig {
             memory_policy: quorum_memory::Policy::default(),
             max_backlog: Some(1000),
             backlog_every: std::time::Duration::from_secs(2),
+            mcp: None,
         }
     }
 }
@@ -131,6 +135,7 @@ pub fn router(
     metrics: Metrics,
 ) -> Router {
     let limit = config.max_body_bytes;
+    let mcp = config.mcp.clone();
     let state = webhook::AppState {
         config: Arc::new(config),
         source: intake.source().clone(),
@@ -139,14 +144,18 @@ pub fn router(
         admission,
         metrics: metrics.clone(),
     };
-    Router::new()
+    let app = Router::new()
         .route("/webhooks/github", post(webhook::github_webhook))
         .route("/webhooks/gitlab", post(webhook::gitlab_webhook))
         .with_state(state)
         .merge(operator.router())
         .merge(console::router())
         .layer(DefaultBodyLimit::max(limit))
-        .merge(ops::ops_router(metrics))
+        .merge(ops::ops_router(metrics));
+    match mcp {
+        Some(mcp) => app.nest_service("/mcp", mcp),
+        None => app,
+    }
 }
 
 /// Starts the gateway on `config.http_addr` (port 0 picks one).

@@ -148,6 +148,11 @@ impl QuorumMcp {
         self
     }
 
+    /// Files of the loaded checkout.
+    pub fn file_count(&self) -> usize {
+        self.repo.file_count()
+    }
+
     pub(crate) fn repo_name(&self) -> String {
         self.repo.name.clone()
     }
