@@ -15,7 +15,7 @@ use quorum_scm::{LocalGit, TreeSource, read_dir_tree};
 
 use crate::progress::LazyBar;
 
-fn default_cache() -> PathBuf {
+pub fn default_cache() -> PathBuf {
     std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(std::env::temp_dir)
@@ -60,7 +60,7 @@ pub struct ImpactArgs {
 }
 
 /// A file name for a directory path (the cache key of non-git directories).
-fn slug(p: &Path) -> String {
+pub(crate) fn slug(p: &Path) -> String {
     let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     abs.to_string_lossy()
         .chars()
@@ -68,12 +68,12 @@ fn slug(p: &Path) -> String {
         .collect()
 }
 
-fn load(path: &Path) -> Option<Graph> {
+pub(crate) fn load(path: &Path) -> Option<Graph> {
     let bytes = std::fs::read(path).ok()?;
     blob::decode(&bytes).ok()
 }
 
-fn save(path: &Path, g: &Graph) -> anyhow::Result<usize> {
+pub(crate) fn save(path: &Path, g: &Graph) -> anyhow::Result<usize> {
     std::fs::create_dir_all(path.parent().expect("cache paths have a parent"))?;
     let bytes = blob::encode(g);
     let tmp = path.with_extension("tmp");

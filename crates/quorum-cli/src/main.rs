@@ -327,9 +327,15 @@ async fn main() -> anyhow::Result<()> {
                     let token = operator_token
                         .clone()
                         .context("--mcp-repo serves /mcp behind the operator token: set QUORUM_OPERATOR_TOKEN")?;
-                    let (server, name) =
-                        quorum_cli::mcp_cmd::server(dir, args.mcp_name.as_deref(), &args.search, llm.clone(), None)
-                            .await?;
+                    let (server, name) = quorum_cli::mcp_cmd::server(
+                        dir,
+                        args.mcp_name.as_deref(),
+                        &quorum_cli::graph_cmd::default_cache(),
+                        &args.search,
+                        llm.clone(),
+                        None,
+                    )
+                    .await?;
                     eprintln!("quorum up: MCP for `{name}` at /mcp");
                     let opts = quorum_mcp::HttpOptions {
                         token: Some(token),

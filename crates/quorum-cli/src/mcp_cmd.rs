@@ -29,6 +29,9 @@ pub struct McpArgs {
     /// `Host` values HTTP accepts besides loopback (a service name, a public host).
     #[arg(long = "allowed-host", env = "QUORUM_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
     pub allowed_hosts: Vec<String>,
+    /// Where graphs are kept between starts (shared with `quorum index`).
+    #[arg(long, env = "QUORUM_GRAPH_CACHE", default_value_os_t = crate::graph_cmd::default_cache())]
+    pub graph_cache: PathBuf,
     /// Answer `past_reviews` from this repository's review memory
     /// (`owner/name`, as `quorum memory ingest --repo` stored it).
     #[arg(long)]
@@ -71,6 +74,7 @@ impl quorum_mcp::Reviewer for FleetReviewer {
 pub async fn server(
     dir: &Path,
     name: Option<&str>,
+    graph_cache: &Path,
     search: &quorum_search::SearchArgs,
     llm: Option<quorum_llm::LlmConfig>,
     memory: Option<crate::memory_cmd::StateArgs>,
@@ -84,7 +88,13 @@ pub async fn server(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "repo".into()),
     };
-    let repo = quorum_mcp::Repo::load(&name, dir).await?;
+    // The graph `quorum index` keeps per directory: only changed files are
+    // parsed again, and the new graph is kept for the next start.
+    let cached = graph_cache.join(crate::graph_cmd::slug(dir)).join("latest.qgr");
+    let repo = quorum_mcp::Repo::load_reusing(&name, dir, crate::graph_cmd::load(&cached)).await?;
+    if let Err(e) = crate::graph_cmd::save(&cached, &repo.graph) {
+        tracing::warn!(path = %cached.display(), error = %e, "the graph cache could not be written");
+    }
     let commit = repo.commit.clone().unwrap_or_else(|| "worktree".into());
     let search = match quorum_search::open_index(search).await {
         Ok(Some(index)) => {
@@ -124,6 +134,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
     let (server, name) = server(
         &args.repo,
         args.name.as_deref(),
+        &args.graph_cache,
         &args.search,
         args.llm.config()?,
         memory,

@@ -26,7 +26,8 @@ async fn the_gateway_serves_mcp_behind_the_operator_token() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../storefront-fixture");
     let mut search = quorum_search::SearchArgs::defaults();
     search.mode = quorum_search::config::SearchMode::Off;
-    let (server, name) = quorum_cli::mcp_cmd::server(&fixture, Some("storefront"), &search, None, None)
+    let graphs = tempfile::tempdir().unwrap();
+    let (server, name) = quorum_cli::mcp_cmd::server(&fixture, Some("storefront"), graphs.path(), &search, None, None)
         .await
         .unwrap();
     assert_eq!(name, "storefront");

@@ -50,6 +50,12 @@ impl Repo {
     /// committed, not the working copy) and builds its graph on the
     /// blocking pool. Symlinks and submodules are never followed.
     pub async fn load(name: &str, dir: &Path) -> Result<Repo, LoadError> {
+        Repo::load_reusing(name, dir, None).await
+    }
+
+    /// [`Repo::load`], re-parsing only the files that differ from
+    /// `previous` (the graph of an earlier load, from a cache).
+    pub async fn load_reusing(name: &str, dir: &Path, previous: Option<Graph>) -> Result<Repo, LoadError> {
         let shown = dir.display().to_string();
         if !dir.is_dir() {
             return Err(LoadError::NotADirectory(shown));
@@ -70,7 +76,7 @@ impl Repo {
             (tree, None)
         };
         let is_git = commit.is_some();
-        let mut repo = Repo::from_files(name, commit, tree).await?;
+        let mut repo = Repo::build(name, commit, tree, previous).await?;
         if is_git {
             repo.dir = Some(dir.to_path_buf());
         }
@@ -83,10 +89,27 @@ impl Repo {
         commit: Option<String>,
         tree: Vec<(String, String)>,
     ) -> Result<Repo, LoadError> {
+        Repo::build(name, commit, tree, None).await
+    }
+
+    async fn build(
+        name: &str,
+        commit: Option<String>,
+        tree: Vec<(String, String)>,
+        previous: Option<Graph>,
+    ) -> Result<Repo, LoadError> {
         let for_build = tree.clone();
-        let graph = tokio::task::spawn_blocking(move || quorum_graph::build(for_build, None).0)
-            .await
-            .map_err(|e| LoadError::Panicked(e.to_string()))?;
+        let graph = tokio::task::spawn_blocking(move || {
+            quorum_graph::build_parallel(
+                for_build,
+                previous.as_ref(),
+                quorum_graph::default_threads(),
+                &mut |_, _| {},
+            )
+            .0
+        })
+        .await
+        .map_err(|e| LoadError::Panicked(e.to_string()))?;
         Ok(Repo {
             name: name.into(),
             commit,

@@ -21,8 +21,18 @@ QUORUM = os.environ.get("QUORUM_BIN", str(ROOT / "target" / "debug" / "quorum"))
 REPO = "storefront"
 
 
+GRAPHS = None
+
+
+@pytest.fixture(autouse=True)
+def graph_cache(tmp_path_factory):
+    """Graphs kept between server starts go to a temporary directory."""
+    global GRAPHS
+    GRAPHS = str(tmp_path_factory.mktemp("graphs"))
+
+
 def run(scenario, extra_args=(), repo_dir=None):
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/root")}
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/root"), "QUORUM_GRAPH_CACHE": GRAPHS}
     if "--index-dir" not in extra_args and "--search" not in extra_args:
         # Only the search test builds an index (in its own directory).
         extra_args = ["--search", "off", *extra_args]
@@ -287,7 +297,8 @@ def http_server():
     proc = subprocess.Popen(
         [QUORUM, "mcp", "--repo", str(ROOT / "storefront-fixture"), "--name", REPO, "--search", "off",
          "--http", "127.0.0.1:0", "--allowed-host", "quorum-mcp.review.svc"],
-        env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/root"), "QUORUM_MCP_TOKEN": "s3cret"},
+        env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/root"), "QUORUM_MCP_TOKEN": "s3cret",
+             "QUORUM_GRAPH_CACHE": GRAPHS},
         stderr=subprocess.PIPE, text=True,
     )
     url = None
