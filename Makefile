@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo docs-check mcp-check console-check mutate mutate-check test-broker broker-smoke tansu eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: run demo docs-check mcp-check bench-mcp console-check mutate mutate-check test-broker broker-smoke tansu eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -260,6 +260,14 @@ bench-gateway: deps-test
 bench-index: deps
 	cargo build --release -p quorum-cli --bin quorum
 	$(CARGO_TARGET_DIR)/release/quorum bench-index --out docs/bench-index.json
+
+# MCP tool latency through PyPI's client on Django 5.2's sdist: cold start
+# of `quorum mcp` (graph cache cold and warm; search index warm), p50/p99 of
+# get_callers (whole tree) and search_code (django/db/models).
+bench-mcp: deps
+	cargo build --release -p quorum-cli --bin quorum
+	@python3 -c "import importlib.metadata as m; assert m.version('mcp') == '2.3.0'" 2>/dev/null || python3 -m pip install -q mcp==2.3.0
+	python3 eval/mcp/bench_mcp.py --quorum $(CARGO_TARGET_DIR)/release/quorum --out docs/bench-mcp.json
 
 # The hybrid index on Django 5.2's sdist (>10,000 chunks): indexing chunks/s
 # with the in-process model, hybrid-query p50/p99 on the embedded engine.

@@ -795,6 +795,7 @@ def cross_check(docs, errors, where, prod, managed_redis=False, managed_qdrant=F
                 errors.append(f"{where}: ConfigMap/{cm['metadata']['name']}: REDIS_URL belongs in Secret {REDIS_URL_SECRET[0]}")
     check_redis(by_kind, workloads, errors, where, managed_redis)
     check_qdrant(by_kind, workloads, errors, where, managed_qdrant)
+    check_mcp(by_kind, deployments, errors, where)
     if prod:
         for pool in by_kind.get("KafkaNodePool", []):
             if pool["spec"].get("replicas", 0) < 3:
@@ -810,6 +811,35 @@ def cross_check(docs, errors, where, prod, managed_redis=False, managed_qdrant=F
     for t, topic in topics.items():
         if topic["spec"].get("partitions") != 6:
             errors.append(f"{where}: KafkaTopic {t}: 6 partitions expected")
+
+
+def check_mcp(by_kind: dict, deployments: dict, errors: list, where: str):
+    """`quorum mcp --http` off loopback: a bearer token from a Secret (the
+    binary refuses to start without one), and every name of the Service in
+    front of it accepted by the SDK's Host guard (else every request through
+    the Service is refused)."""
+    for name, dep in deployments.items():
+        container = dep["spec"]["template"]["spec"]["containers"][0]
+        argv = container.get("command", []) + container.get("args", [])
+        if argv[:2] != ["quorum", "mcp"]:
+            continue
+        token = next((e for e in container.get("env", []) if e["name"] == "QUORUM_MCP_TOKEN"), None)
+        ref = (token or {}).get("valueFrom", {}).get("secretKeyRef")
+        if not ref or ref.get("optional"):
+            errors.append(f"{where}: Deployment/{name}: QUORUM_MCP_TOKEN must come from a Secret (not optional)")
+        hosts = set()
+        for a in argv:
+            if a.startswith("--allowed-host="):
+                hosts |= set(a.split("=", 1)[1].split(","))
+        labels = dep["spec"]["template"]["metadata"].get("labels", {})
+        namespace = dep["metadata"].get("namespace", "default")
+        for svc in by_kind.get("Service", []):
+            if not svc["spec"].get("selector") or not selects({"matchLabels": svc["spec"]["selector"]}, labels):
+                continue
+            n = svc["metadata"]["name"]
+            for host in (n, f"{n}.{namespace}", f"{n}.{namespace}.svc", f"{n}.{namespace}.svc.cluster.local"):
+                if host not in hosts:
+                    errors.append(f"{where}: Deployment/{name}: --allowed-host lacks {host} (Service/{n})")
 
 
 def contract_topics(root: Path) -> set:

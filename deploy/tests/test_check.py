@@ -370,6 +370,15 @@ def test_managed_qdrant_url_comes_from_a_required_secret(root):
     assert_reported(k8s_errors(root), r"prod\+components/managed-qdrant: Deployment/quorum-agent-tests: QDRANT_URL from Secret quorum-qdrant must not be optional")
 
 
+def test_mcp_needs_a_secret_token_and_accepts_its_service_names(root):
+    mcp = root / "k8s/base/mcp.yaml"
+    edit(mcp, "quorum-mcp,quorum-mcp.quorum,", "quorum-mcp,")
+    edit(mcp, "                  key: mcp-token\n", "                  key: mcp-token\n                  optional: true\n")
+    errors = k8s_errors(root)
+    assert_reported(errors, r"quorum-mcp: --allowed-host lacks quorum-mcp\.quorum \(Service/quorum-mcp\)")
+    assert_reported(errors, r"quorum-mcp: QUORUM_MCP_TOKEN must come from a Secret")
+
+
 def test_pdbs_must_let_a_drain_through(root):
     pdbs = root / "k8s/base/pdbs.yaml"
     edit(pdbs, "  name: quorum-redis\nspec:\n  maxUnavailable: 1", "  name: quorum-redis\nspec:\n  maxUnavailable: 0")
