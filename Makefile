@@ -148,10 +148,11 @@ tansu:
 test-broker: deps tansu
 	QUORUM_TEST_TANSU=$(TANSU) cargo test -p quorum-runtime --no-fail-fast --test bus --test concurrency -- --test-threads=1
 
-broker-smoke: deps tansu
+broker-smoke: deps-test tansu build
 	QUORUM_TEST_TANSU=$(TANSU) cargo test -p quorum-runtime --test bus -- --test-threads=1 \
 		every_agent_group_receives_every_job an_uncommitted_message_is_redelivered_after_its_consumer_dies \
 		a_dead_lettered_message_can_be_listed_and_replayed_to_its_group
+	QUORUM_TEST_TANSU=$(TANSU) cargo test -p quorum-cli --test processes -- --include-ignored
 
 # Review memory's effect (eval/memory/README.md): each case reviewed with
 # and without the memory its history teaches. `eval-memory` writes the

@@ -70,7 +70,9 @@ def text(result):
     return "".join(c.text for c in result.content if c.type == "text")
 
 
-async def session(quorum, repo, args, work):
+async def with_session(quorum, repo, args, work, body):
+    """Starts `quorum mcp`, times spawn → initialized, runs `body(session)`;
+    returns (seconds to initialized, what body returned)."""
     params = StdioServerParameters(
         command=quorum,
         args=["mcp", "--repo", str(repo), "--name", "bench", *args],
@@ -81,25 +83,26 @@ async def session(quorum, repo, args, work):
         async with ClientSession(read, write) as s:
             await s.initialize()
             ready = time.perf_counter() - started
-            yield s, ready
+            return ready, await body(s)
 
 
 async def graph_side(quorum, tree, names, work):
-    out = {}
-    for label in ("cold_start_graph_cache_cold_s", "cold_start_graph_cache_warm_s"):
-        agen = session(quorum, tree, ["--search", "off"], work)
-        s, ready = await agen.__anext__()
-        out[label] = round(ready, 2)
-        if label.endswith("warm_s"):
-            lat, errors = [], 0
-            for qname, _ in names:
-                t = time.perf_counter()
-                r = await s.call_tool("get_callers", {"repo": "bench", "symbol": qname, "hops": 2})
-                lat.append((time.perf_counter() - t) * 1000)
-                errors += bool(r.is_error)
-            out["get_callers"] = {"calls": len(lat), "tool_errors": errors, "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99)}
-        await agen.aclose()
-    return out
+    async def nothing(s):
+        return None
+
+    async def callers(s):
+        lat, errors = [], 0
+        for qname, _ in names:
+            t = time.perf_counter()
+            r = await s.call_tool("get_callers", {"repo": "bench", "symbol": qname, "hops": 2})
+            lat.append((time.perf_counter() - t) * 1000)
+            errors += bool(r.is_error)
+        return {"calls": len(lat), "tool_errors": errors, "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99)}
+
+    cold, _ = await with_session(quorum, tree, ["--search", "off"], work, nothing)
+    warm, latency = await with_session(quorum, tree, ["--search", "off"], work, callers)
+    return {"cold_start_graph_cache_cold_s": round(cold, 2), "cold_start_graph_cache_warm_s": round(warm, 2),
+            "get_callers": latency}
 
 
 async def wait_ready(s, timeout):
@@ -115,23 +118,22 @@ async def wait_ready(s, timeout):
 
 
 async def search_side(quorum, subtree, queries, work):
-    out = {}
-    agen = session(quorum, subtree, [], work)
-    s, _ = await agen.__anext__()
-    out["first_index_s"] = round(await wait_ready(s, 3600), 1)
-    await agen.aclose()
-    agen = session(quorum, subtree, [], work)
-    s, ready = await agen.__anext__()
-    waited = await wait_ready(s, 600)
-    out["cold_start_index_warm_s"] = round(ready + waited, 2)
-    lat = []
-    for q in queries:
-        t = time.perf_counter()
-        await s.call_tool("search_code", {"repo": "bench", "query": q, "limit": 5})
-        lat.append((time.perf_counter() - t) * 1000)
-    out["search_code"] = {"calls": len(lat), "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99)}
-    await agen.aclose()
-    return out
+    async def first(s):
+        return await wait_ready(s, 3600)
+
+    async def searches(s):
+        waited = await wait_ready(s, 600)
+        lat = []
+        for q in queries:
+            t = time.perf_counter()
+            await s.call_tool("search_code", {"repo": "bench", "query": q, "limit": 5})
+            lat.append((time.perf_counter() - t) * 1000)
+        return waited, {"calls": len(lat), "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99)}
+
+    start, indexing = await with_session(quorum, subtree, [], work, first)
+    ready, (waited, latency) = await with_session(quorum, subtree, [], work, searches)
+    return {"first_index_s": round(start + indexing, 1), "cold_start_index_warm_s": round(ready + waited, 2),
+            "search_code": latency}
 
 
 def main():

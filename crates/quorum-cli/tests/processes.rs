@@ -1,6 +1,10 @@
-//! Every service as its own process: `quorum broker`, a real `redis-server`,
-//! and the nine service binaries, sharing state through Redis. A signed
-//! webhook must come out as a published review.
+//! Every service as its own process: a Kafka-protocol broker, a real
+//! `redis-server`, and the nine service binaries, sharing state through
+//! Redis. A signed webhook must come out as a published review.
+//!
+//! The broker is `quorum broker` (librdkafka's mock cluster), or a real
+//! one — tansu — when `QUORUM_TEST_TANSU` names its binary (`make
+//! broker-smoke`, part of `make test`, runs this test that way too).
 //!
 //! Needs the binaries built (`cargo build --workspace --bins`, which
 //! `make test` does) and redis-server (installed by `make test`).
@@ -12,7 +16,7 @@ use std::time::Duration;
 use quorum_cli::webhook::{open_pull_request, pull_request_payload};
 use quorum_eval::{build_case_repo, case::load_case};
 use quorum_store::{RedisStore, StateStore};
-use quorum_testkit::{RedisServer, bin_dir, free_port, wait_for_port};
+use quorum_testkit::{RedisServer, bin_dir, free_port, tansu, wait_for_port};
 
 struct Procs(Vec<(String, Child)>);
 
@@ -47,7 +51,6 @@ async fn a_review_completes_across_separate_processes() {
     let logs = tempfile::tempdir().unwrap();
 
     let mut procs = Procs(Vec::new());
-    let broker_port = free_port();
     let spawn = |procs: &mut Procs, name: &str, args: &[&str], env: &[(&str, String)]| {
         let log = std::fs::File::create(logs.path().join(format!("{name}.log"))).unwrap();
         let mut cmd = Command::new(binary(name));
@@ -57,21 +60,36 @@ async fn a_review_completes_across_separate_processes() {
         }
         procs.0.push((name.to_string(), cmd.spawn().unwrap()));
     };
-    spawn(
-        &mut procs,
-        "quorum",
-        &["broker", "--port", &broker_port.to_string()],
-        &[],
-    );
-    assert!(
-        wait_for_port(broker_port, Duration::from_secs(20)),
-        "broker did not start"
-    );
+    // Kept alive to the end of the test (dropping it stops tansu).
+    let _tansu;
+    let bootstrap = match tansu::binary() {
+        Some(bin) => {
+            let t = tansu::Tansu::start(&bin).await;
+            let b = t.bootstrap.clone();
+            _tansu = Some(t);
+            b
+        }
+        None => {
+            _tansu = None;
+            let broker_port = free_port();
+            spawn(
+                &mut procs,
+                "quorum",
+                &["broker", "--port", &broker_port.to_string()],
+                &[],
+            );
+            assert!(
+                wait_for_port(broker_port, Duration::from_secs(20)),
+                "broker did not start"
+            );
+            format!("127.0.0.1:{broker_port}")
+        }
+    };
 
     let prefix = "e2e:".to_string();
     let common = |http: u16| {
         vec![
-            ("KAFKA_BROKERS", format!("127.0.0.1:{broker_port}")),
+            ("KAFKA_BROKERS", bootstrap.clone()),
             ("REDIS_URL", redis.url()),
             ("QUORUM_REDIS_PREFIX", prefix.clone()),
             ("HTTP_ADDR", format!("127.0.0.1:{http}")),

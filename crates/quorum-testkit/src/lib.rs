@@ -114,6 +114,7 @@ mod gitlab_history;
 pub mod openapi;
 pub mod scripted_model;
 pub mod store_contract;
+pub mod tansu;
 
 /// A finding for tests that need one: `title` at `file:line`, a major bug
 /// from the reviewer at confidence 0.94; change fields as the test needs.

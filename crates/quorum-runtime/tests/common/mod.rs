@@ -4,7 +4,7 @@
 //! recording handler, waiting without asserting wall-clock time.
 #![allow(dead_code)]
 
-pub mod tansu;
+pub use quorum_testkit::tansu;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};

@@ -1,10 +1,11 @@
-//! A real Kafka-protocol broker for the bus tests: tansu, started as its own
+//! A real Kafka-protocol broker for tests: tansu, started as its own
 //! process per test (fresh state, free port), when `QUORUM_TEST_TANSU` names
-//! its binary (`make test-broker` installs one). Topics are created through
+//! its binary (`make tansu` installs one; `make test-broker` and `make
+//! broker-smoke` set it). The runtime's bus suite and the fleet of service
+//! processes run on it. Topics are created through
 //! the Admin API with the partitions the contract gives them, as an
 //! operator would on a real cluster.
 
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,13 +23,9 @@ pub fn binary() -> Option<String> {
     std::env::var("QUORUM_TEST_TANSU").ok().filter(|s| !s.trim().is_empty())
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 impl Tansu {
     pub async fn start(bin: &str) -> Tansu {
-        let port = free_port();
+        let port = crate::free_port();
         let url = format!("tcp://127.0.0.1:{port}");
         let storage = std::env::var("QUORUM_TEST_TANSU_STORAGE").unwrap_or_else(|_| "memory://tansu/".into());
         let child = Command::new(bin)
