@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo docs-check mcp-check bench-mcp console-check mutate mutate-check test-broker broker-smoke tansu eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: run demo docs-check mcp-check bench-mcp bench-console console-check mutate mutate-check test-broker broker-smoke tansu eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -261,6 +261,15 @@ bench-gateway: deps-test
 bench-index: deps
 	cargo build --release -p quorum-cli --bin quorum
 	$(CARGO_TARGET_DIR)/release/quorum bench-index --out docs/bench-index.json
+
+# The console's run list with 200 and 10,000 runs in a throwaway Redis
+# (the page the console polls, newest and oldest).
+bench-console: deps-test
+	cargo build --release -p quorum-cli --bin quorum
+	@port=$$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"); \
+	redis-server --port $$port --save '' --appendonly no --daemonize yes >/dev/null && \
+	$(CARGO_TARGET_DIR)/release/quorum bench-console --redis-url redis://127.0.0.1:$$port > docs/bench-console.json; \
+	rc=$$?; redis-cli -p $$port shutdown nosave >/dev/null 2>&1; cat docs/bench-console.json; exit $$rc
 
 # MCP tool latency through PyPI's client on Django 5.2's sdist: cold start
 # of `quorum mcp` (graph cache cold and warm; search index warm), p50/p99 of

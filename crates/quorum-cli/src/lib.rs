@@ -2,6 +2,7 @@
 //! binary runs.
 
 pub mod bench;
+pub mod bench_console;
 pub mod bench_index;
 pub mod bench_retrieval;
 pub mod bench_search;

@@ -49,6 +49,8 @@ enum Command {
         #[arg(long, env = "KAFKA_BROKERS", global = true)]
         kafka_brokers: Option<String>,
     },
+    /// Time the console's run list (operator API) with 200 and 10,000 runs in Redis.
+    BenchConsole(quorum_cli::bench_console::BenchConsoleArgs),
     /// Benchmark the code graph on a pip-fetched sdist.
     BenchIndex(quorum_cli::bench_index::BenchIndexArgs),
     /// Build the code graph of a directory and print its stats.
@@ -258,6 +260,11 @@ async fn main() -> anyhow::Result<()> {
             println!("{}", serde_json::to_string_pretty(&r)?);
         }
         Command::Index(args) => quorum_cli::graph_cmd::index(args).await?,
+        Command::BenchConsole(args) => {
+            quiet_logs();
+            let r = quorum_cli::bench_console::run(args).await?;
+            println!("{}", serde_json::to_string_pretty(&r)?);
+        }
         Command::Impact(args) => quorum_cli::graph_cmd::impact_cmd(args).await?,
         Command::Mcp(args) => {
             // stdout may be the protocol: logs (warnings only) go to stderr.
@@ -394,7 +401,7 @@ async fn main() -> anyhow::Result<()> {
                 );
             }
             let store = quorum_store::connect(redis_url.as_deref(), &redis_prefix).await?;
-            let jobs = store.list_jobs(limit).await?;
+            let jobs = store.list_jobs(0, limit).await?;
             if jobs.is_empty() {
                 eprintln!("no runs in this Redis (prefix `{redis_prefix}`) yet");
             }

@@ -4,7 +4,7 @@
 //! | route | what |
 //! |---|---|
 //! | `POST /api/reviews` | review `repo` between `base` and `head` (a PR number, or 0) |
-//! | `GET /api/runs?limit=N` | recent runs with per-agent status |
+//! | `GET /api/runs?limit=N&offset=M` | a page of runs, newest first, with per-agent status and the total |
 //! | `GET /api/runs/{job}` | one run, its request summary and its review |
 //! | `POST /api/runs/{job}/approve` · `/discard` | decide a draft review |
 //! | `POST /api/index` | request a re-index of `repo` at `ref` |
@@ -220,6 +220,8 @@ async fn trigger_review(State(api): State<OperatorApi>, headers: HeaderMap, raw:
 #[derive(Deserialize)]
 struct ListQuery {
     limit: Option<usize>,
+    /// Runs to skip (newest first): the list is paged here, not in the page.
+    offset: Option<usize>,
 }
 
 async fn list_runs(State(api): State<OperatorApi>, headers: HeaderMap, Query(q): Query<ListQuery>) -> Response {
@@ -230,19 +232,33 @@ async fn list_runs(State(api): State<OperatorApi>, headers: HeaderMap, Query(q):
     if !(1..=500).contains(&limit) {
         return error(StatusCode::BAD_REQUEST, format!("limit must be 1-500, got {limit}"));
     }
-    let ids = match api.store.list_jobs(limit).await {
-        Ok(ids) => ids,
+    let offset = q.offset.unwrap_or(0);
+    let (ids, total) = match tokio::try_join!(api.store.list_jobs(offset, limit), api.store.count_jobs()) {
+        Ok(found) => found,
         Err(e) => return unavailable(e),
     };
+    // One row is three reads (run, job, review); the page's rows are read
+    // concurrently, so a page costs about one row's round trips, not 100.
+    let rows = futures::future::join_all(ids.iter().map(|id| {
+        let api = &api;
+        async move {
+            match api.store.get_run(id).await {
+                Ok(Some(run)) => Ok(Some(run_json(api, &run).await)),
+                Ok(None) => Ok(None),
+                Err(e) => Err(e),
+            }
+        }
+    }))
+    .await;
     let mut runs = vec![];
-    for id in ids {
-        match api.store.get_run(&id).await {
-            Ok(Some(run)) => runs.push(run_json(&api, &run).await),
+    for row in rows {
+        match row {
+            Ok(Some(run)) => runs.push(run),
             Ok(None) => {}
             Err(e) => return unavailable(e),
         }
     }
-    axum::Json(json!({ "runs": runs })).into_response()
+    axum::Json(json!({ "runs": runs, "offset": offset, "limit": limit, "total": total })).into_response()
 }
 
 async fn run_json(api: &OperatorApi, run: &quorum_store::RunRecord) -> serde_json::Value {

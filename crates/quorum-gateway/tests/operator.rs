@@ -139,6 +139,26 @@ async fn operators_trigger_inspect_decide_and_reindex() {
     assert_eq!(b["runs"][0]["job_id"], job.as_str());
     assert_eq!(b["runs"][0]["repo"], "acme/shop");
     assert_eq!(b["runs"][0]["pr"], 7);
+    let total = b["total"].as_u64().unwrap();
+    assert!(total >= 1, "{b}");
+    let (s, past) = call(
+        &c,
+        Method::GET,
+        format!("{base}/api/runs?limit=5&offset={total}"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(s, 200, "{past}");
+    assert_eq!(
+        past["runs"].as_array().map(Vec::len),
+        Some(0),
+        "a page past the end is empty: {past}"
+    );
+    assert_eq!(
+        (past["total"].as_u64(), past["offset"].as_u64()),
+        (Some(total), Some(total))
+    );
     let (s, _) = call(&c, Method::GET, format!("{base}/api/runs?limit=0"), Some(TOKEN), None).await;
     assert_eq!(s, 400);
     let (s, b) = call(&c, Method::GET, format!("{base}/api/runs/{job}"), Some(TOKEN), None).await;

@@ -52,8 +52,11 @@ pub trait StateStore: Send + Sync + 'static {
     /// Stores a job; its run starts `queued` with every expected agent `pending`.
     async fn put_job(&self, job: &JobRecord) -> Result<()>;
     async fn get_job(&self, job_id: &str) -> Result<Option<JobRecord>>;
-    /// Most recent jobs first.
-    async fn list_jobs(&self, limit: usize) -> Result<Vec<String>>;
+    /// Most recent jobs first: `limit` of them after skipping `offset`
+    /// (a page of the run list; cost independent of how many there are).
+    async fn list_jobs(&self, offset: usize, limit: usize) -> Result<Vec<String>>;
+    /// How many jobs the store holds (the run list's total).
+    async fn count_jobs(&self) -> Result<usize>;
 
     /// Run state; `reason` is kept for `failed`.
     async fn set_run_state(&self, job_id: &str, state: RunState, reason: Option<&str>) -> Result<()>;

@@ -90,12 +90,16 @@ impl StateStore for MemoryStore {
         self.with(|s| s.jobs.get(job_id).cloned())
     }
 
-    async fn list_jobs(&self, limit: usize) -> Result<Vec<String>> {
+    async fn list_jobs(&self, offset: usize, limit: usize) -> Result<Vec<String>> {
         self.with(|s| {
             let mut o = s.order.clone();
             o.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
-            o.into_iter().take(limit).map(|(_, id)| id).collect()
+            o.into_iter().skip(offset).take(limit).map(|(_, id)| id).collect()
         })
+    }
+
+    async fn count_jobs(&self) -> Result<usize> {
+        self.with(|s| s.order.len())
     }
 
     async fn set_run_state(&self, job_id: &str, state: RunState, reason: Option<&str>) -> Result<()> {

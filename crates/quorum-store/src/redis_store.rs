@@ -125,11 +125,17 @@ impl StateStore for RedisStore {
         v.map(|s| parse(&k, &s)).transpose()
     }
 
-    async fn list_jobs(&self, limit: usize) -> Result<Vec<String>> {
+    async fn list_jobs(&self, offset: usize, limit: usize) -> Result<Vec<String>> {
         if limit == 0 {
             return Ok(vec![]);
         }
-        Ok(self.c().zrevrange(self.k(&["jobs"]), 0, limit as isize - 1).await?)
+        // ZREVRANGE is O(log N + limit): a deep page costs what the first does.
+        let (start, stop) = (offset as isize, (offset + limit) as isize - 1);
+        Ok(self.c().zrevrange(self.k(&["jobs"]), start, stop).await?)
+    }
+
+    async fn count_jobs(&self) -> Result<usize> {
+        Ok(self.c().zcard(self.k(&["jobs"])).await?)
     }
 
     async fn set_run_state(&self, job_id: &str, state: RunState, reason: Option<&str>) -> Result<()> {

@@ -147,10 +147,17 @@ async fn jobs_and_runs(store: &dyn StateStore) {
     store.put_job(&sample_job("j1", 100)).await.unwrap();
     store.put_job(&sample_job("j2", 200)).await.unwrap();
     assert_eq!(store.get_job("j1").await.unwrap().unwrap(), sample_job("j1", 100));
-    let ids = store.list_jobs(10).await.unwrap();
+    let ids = store.list_jobs(0, 10).await.unwrap();
     let pos = |id: &str| ids.iter().position(|x| x == id).unwrap();
     assert!(pos("j2") < pos("j1"), "newest first: {ids:?}");
-    assert_eq!(store.list_jobs(1).await.unwrap().len(), 1);
+    assert_eq!(store.list_jobs(0, 1).await.unwrap(), vec!["j2".to_string()]);
+    assert_eq!(
+        store.list_jobs(1, 1).await.unwrap(),
+        vec!["j1".to_string()],
+        "the second page"
+    );
+    assert!(store.list_jobs(2, 5).await.unwrap().is_empty(), "past the end");
+    assert_eq!(store.count_jobs().await.unwrap(), 2);
 
     let run = store.get_run("j1").await.unwrap().unwrap();
     assert_eq!(run.state, RunState::Queued);

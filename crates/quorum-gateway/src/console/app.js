@@ -127,8 +127,20 @@ function matches(run) {
   return true;
 }
 
+// The run list is paged by the gateway (newest first), so a store with
+// thousands of runs costs one page per poll; the filters apply to the page.
+const PAGE = 100;
+let offset = 0;
+
 async function loadRuns() {
-  const { runs } = await api("/api/runs?limit=100");
+  const { runs, total } = await api("/api/runs?limit=" + PAGE + "&offset=" + offset);
+  if (offset > 0 && offset >= total) {
+    offset = Math.max(0, total - PAGE);
+    return loadRuns();
+  }
+  $("page").textContent = total ? offset + 1 + "–" + (offset + runs.length) + " of " + total : "";
+  $("newer").disabled = offset === 0;
+  $("older").disabled = offset + runs.length >= total;
   const tbody = $("runs").tBodies[0];
   clear(tbody);
   if (runs.length && runs[0].repo) lastRepo = runs[0].repo;
@@ -276,5 +288,13 @@ document.addEventListener("DOMContentLoaded", () => {
   $("approve").addEventListener("click", () => decide("approve"));
   $("discard").addEventListener("click", () => decide("discard"));
   for (const id of ["f-repo", "f-state", "f-drafts"]) $(id).addEventListener("input", refresh);
+  $("newer").addEventListener("click", () => {
+    offset = Math.max(0, offset - PAGE);
+    refresh();
+  });
+  $("older").addEventListener("click", () => {
+    offset += PAGE;
+    refresh();
+  });
   start();
 });

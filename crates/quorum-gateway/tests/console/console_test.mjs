@@ -224,6 +224,10 @@ try {
   await page.waitForFunction((sel) => document.querySelector(sel)?.querySelector(".state")?.textContent === "draft", row2, {
     timeout: 90000,
   });
+  // The list is paged by the gateway: both runs on the first page, nothing older.
+  assert.equal(await page.textContent("#page"), "1–2 of 2");
+  assert.equal(await page.isDisabled("#older"), true);
+  assert.equal(await page.isDisabled("#newer"), true);
   await page.click(row2);
   await page.waitForSelector("#draft-actions:not([hidden])");
   await page.click("#approve");
