@@ -153,6 +153,7 @@ broker-smoke: deps-test tansu build
 		every_agent_group_receives_every_job an_uncommitted_message_is_redelivered_after_its_consumer_dies \
 		a_dead_lettered_message_can_be_listed_and_replayed_to_its_group
 	QUORUM_TEST_TANSU=$(TANSU) cargo test -p quorum-cli --test processes -- --include-ignored
+	QUORUM_TEST_TANSU=$(TANSU) cargo test -p quorum-gateway --test fleet_api
 
 # Review memory's effect (eval/memory/README.md): each case reviewed with
 # and without the memory its history teaches. `eval-memory` writes the

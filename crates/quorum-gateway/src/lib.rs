@@ -14,6 +14,7 @@
 //! 503 with `Retry-After` instead of growing the queue without bound.
 
 mod console;
+mod fleet_api;
 pub mod github;
 pub mod gitlab;
 pub mod intake;
@@ -197,7 +198,8 @@ pub async fn start(
         config.policy.clone(),
         admission.clone(),
     )
-    .with_memory_policy(config.memory_policy.clone());
+    .with_memory_policy(config.memory_policy.clone())
+    .with_bus(ctx.bus.clone());
     let app = router(
         config,
         intake,

@@ -9,6 +9,7 @@
 //! | `POST /api/runs/{job}/approve` · `/discard` | decide a draft review |
 //! | `POST /api/index` | request a re-index of `repo` at `ref` |
 //! | `GET /api/memory` · `POST /api/memory/decide` | review memory ([`crate::memory_api`]) |
+//! | `GET /api/fleet` · `GET /api/dlq` · `POST /api/dlq/replay` | fleet health and the DLQ ([`crate::fleet_api`]) |
 //!
 //! Every route needs `Authorization: Bearer <QUORUM_OPERATOR_TOKEN>`; with no
 //! token configured the API is off (404). The gateway never writes to the
@@ -42,6 +43,8 @@ pub struct OperatorApi {
     policy: JobPolicy,
     admission: crate::Admission,
     memory_policy: quorum_memory::Policy,
+    /// The broker fleet health and the DLQ are read from.
+    bus: Option<quorum_runtime::BusConfig>,
 }
 
 impl OperatorApi {
@@ -64,7 +67,22 @@ impl OperatorApi {
             policy,
             admission,
             memory_policy: quorum_memory::Policy::default(),
+            bus: None,
         }
+    }
+
+    /// Answers `/api/fleet` and `/api/dlq` from this broker.
+    pub fn with_bus(mut self, bus: quorum_runtime::BusConfig) -> Self {
+        self.bus = Some(bus);
+        self
+    }
+
+    pub(crate) fn bus(&self) -> Option<&quorum_runtime::BusConfig> {
+        self.bus.as_ref()
+    }
+
+    pub(crate) fn producer(&self) -> &BusProducer {
+        &self.producer
     }
 
     /// The trust gates the memory page shows items with.
@@ -91,6 +109,9 @@ impl OperatorApi {
             .route("/api/index", post(reindex))
             .route("/api/memory", get(crate::memory_api::list))
             .route("/api/memory/decide", post(crate::memory_api::decide))
+            .route("/api/fleet", get(crate::fleet_api::fleet))
+            .route("/api/dlq", get(crate::fleet_api::list))
+            .route("/api/dlq/replay", post(crate::fleet_api::replay))
             .with_state(self)
     }
 

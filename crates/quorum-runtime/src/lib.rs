@@ -10,6 +10,7 @@ pub mod broker;
 pub mod config;
 pub mod dlq;
 pub mod error;
+pub mod fleet;
 pub mod inspect;
 pub mod metrics;
 pub mod ops;

@@ -51,6 +51,7 @@ function showOnly(which) {
   $("runs-view").hidden = which !== "runs";
   $("run-view").hidden = which !== "run";
   $("memory-view").hidden = which !== "memory";
+  $("fleet-view").hidden = which !== "fleet";
 }
 
 // Evidence links come from the SCM: only http(s) URLs become links.
@@ -115,6 +116,59 @@ async function decideMemory(repo, id, decision) {
     await loadMemory();
   } catch (e) {
     $("m-decision").textContent = e.message;
+  }
+}
+
+async function loadFleet() {
+  const health = await api("/api/fleet");
+  const groups = $("groups").tBodies[0];
+  clear(groups);
+  for (const g of health.groups) {
+    const tr = document.createElement("tr");
+    cell(tr, g.group);
+    cell(tr, g.topic);
+    const up = g.members == null ? "?" : g.members;
+    cell(tr, up, g.members === 0 ? "down" : "");
+    cell(tr, g.state);
+    cell(tr, g.lag);
+    groups.appendChild(tr);
+  }
+  $("dlq-count").textContent = String(health.dlq_messages);
+  const dlq = $("dlq").tBodies[0];
+  clear(dlq);
+  if (health.dlq_messages === 0) return;
+  const { messages } = await api("/api/dlq");
+  for (const m of messages) {
+    const tr = document.createElement("tr");
+    tr.className = "dead";
+    cell(tr, m.partition + ":" + m.offset);
+    cell(tr, m.topic);
+    cell(tr, m.group);
+    cell(tr, m.kind);
+    cell(tr, m.error);
+    const td = cell(tr, "");
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = "Replay";
+    b.addEventListener("click", () => replay(m.partition, m.offset));
+    td.appendChild(b);
+    dlq.appendChild(tr);
+  }
+}
+
+async function replay(partition, offset) {
+  try {
+    const r = await fetch("/api/dlq/replay", {
+      method: "POST",
+      headers: { Authorization: "Bearer " + token(), "content-type": "application/json" },
+      body: JSON.stringify({ partition, offset }),
+    });
+    const body = await r.json().catch(() => ({}));
+    $("dlq-result").textContent = r.ok
+      ? "replayed " + body.replayed + " to " + body.to + " for " + body.for
+      : body.error || "the gateway answered " + r.status;
+  } catch (e) {
+    $("dlq-result").textContent = e.message;
   }
 }
 
@@ -245,6 +299,7 @@ async function refresh() {
   }
   try {
     if (view === "memory") await loadMemory();
+    else if (view === "fleet") await loadFleet();
     else if (current) await loadRun(current);
     else await loadRuns();
     showOnly(view);
@@ -281,6 +336,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("back").addEventListener("click", go("runs"));
   $("nav-runs").addEventListener("click", go("runs"));
   $("nav-memory").addEventListener("click", go("memory"));
+  $("nav-fleet").addEventListener("click", go("fleet"));
   $("memory-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     refresh();

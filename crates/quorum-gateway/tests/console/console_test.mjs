@@ -265,6 +265,14 @@ try {
     { timeout: 10000 },
   );
   await page.screenshot({ path: join(root, "docs/console-memory.png") });
+
+  // Fleet health: every consumer group from the broker, the DLQ count (empty).
+  await page.click("#nav-fleet");
+  await page.waitForFunction(() => document.querySelectorAll("#groups tbody tr").length === 10, null, { timeout: 20000 });
+  const groups = await page.$$eval("#groups tbody tr", (trs) => trs.map((t) => t.cells[0].textContent));
+  assert.ok(groups.includes("agent-static") && groups.includes("publisher"), JSON.stringify(groups));
+  assert.equal(await page.textContent("#dlq-count"), "0");
+  assert.equal(await page.isVisible("#memory-view"), false);
   assert.deepEqual(cspErrors.filter((e) => /Content Security Policy/.test(e)), [], "the page breaks none of its own CSP");
   console.log("console-check: OK");
 } catch (e) {
