@@ -300,6 +300,7 @@ async fn run_json(api: &OperatorApi, run: &quorum_store::RunRecord) -> serde_jso
         "state": run.state,
         "reason": run.reason,
         "agents": run.agents,
+        "timeline": run.timeline,
         "repo": job.as_ref().map(|j| j.request.repo.full_name.clone()),
         "pr": job.as_ref().map(|j| j.request.number),
         "title": job.as_ref().map(|j| j.request.title.clone()),

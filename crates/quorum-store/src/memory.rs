@@ -82,6 +82,7 @@ impl StateStore for MemoryStore {
                     .map(|a| (*a, AgentStatus::Pending))
                     .collect(),
                 reason: None,
+                timeline: BTreeMap::from([(RunState::Queued.as_str().to_string(), job.created_ms)]),
             });
         })
     }
@@ -109,8 +110,12 @@ impl StateStore for MemoryStore {
                 state,
                 agents: BTreeMap::new(),
                 reason: None,
+                timeline: BTreeMap::new(),
             });
             run.state = state;
+            run.timeline
+                .entry(state.as_str().to_string())
+                .or_insert_with(crate::model::now_ms);
             if let Some(r) = reason {
                 run.reason = Some(r.to_string());
             }
@@ -124,6 +129,7 @@ impl StateStore for MemoryStore {
                 state: RunState::Running,
                 agents: BTreeMap::new(),
                 reason: None,
+                timeline: BTreeMap::new(),
             });
             run.agents.insert(agent, status);
         })

@@ -28,4 +28,16 @@ pub struct RunRecord {
     pub state: RunState,
     pub agents: BTreeMap<AgentRole, AgentStatus>,
     pub reason: Option<String>,
+    /// When the run first entered each state (`queued` → its job's creation
+    /// time), Unix ms: the console's pipeline strip, the time at each hop.
+    #[serde(default)]
+    pub timeline: BTreeMap<String, u64>,
+}
+
+/// Now, in Unix ms (when a run enters a state).
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }

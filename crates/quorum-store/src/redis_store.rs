@@ -111,7 +111,8 @@ impl StateStore for RedisStore {
         pipe.atomic()
             .set(self.k(&["job", id]), json(job))
             .zadd(self.k(&["jobs"]), id, job.created_ms)
-            .hset_nx(&run, "state", RunState::Queued.as_str());
+            .hset_nx(&run, "state", RunState::Queued.as_str())
+            .hset_nx(&run, "at:queued", job.created_ms);
         for a in &job.request.policy.agents {
             pipe.hset_nx(&run, format!("agent:{a}"), AgentStatus::Pending.as_str());
         }
@@ -142,6 +143,9 @@ impl StateStore for RedisStore {
         let k = self.k(&["run", job_id]);
         let mut pipe = redis::pipe();
         pipe.hset(&k, "state", state.as_str());
+        // The first time the run enters the state (a retry re-entering it
+        // keeps the first).
+        pipe.hset_nx(&k, format!("at:{}", state.as_str()), crate::model::now_ms());
         if let Some(r) = reason {
             pipe.hset(&k, "reason", r);
         }
@@ -170,7 +174,12 @@ impl StateStore for RedisStore {
             .parse::<RunState>()
             .map_err(corrupt)?;
         let mut agents = BTreeMap::new();
+        let mut timeline = BTreeMap::new();
         for (field, v) in &h {
+            if let Some(state) = field.strip_prefix("at:") {
+                let ms = v.parse::<u64>().map_err(|e| corrupt(format!("{field}: {e}")))?;
+                timeline.insert(state.to_string(), ms);
+            }
             if let Some(role) = field.strip_prefix("agent:") {
                 let role: AgentRole = role.parse().map_err(corrupt)?;
                 let status: AgentStatus = parse(&k, &format!("\"{v}\""))?;
@@ -182,6 +191,7 @@ impl StateStore for RedisStore {
             state,
             agents,
             reason: h.get("reason").cloned(),
+            timeline,
         }))
     }
 

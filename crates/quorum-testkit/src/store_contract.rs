@@ -161,6 +161,7 @@ async fn jobs_and_runs(store: &dyn StateStore) {
 
     let run = store.get_run("j1").await.unwrap().unwrap();
     assert_eq!(run.state, RunState::Queued);
+    assert_eq!(run.timeline.get("queued"), Some(&100), "queued at the job's creation");
     assert_eq!(run.agents.len(), 4);
     assert!(run.agents.values().all(|s| *s == AgentStatus::Pending));
 
@@ -173,6 +174,17 @@ async fn jobs_and_runs(store: &dyn StateStore) {
     assert_eq!(run.agents[&AgentRole::Static], AgentStatus::Done);
     assert_eq!(run.state, RunState::Failed);
     assert_eq!(run.reason.as_deref(), Some("boom"));
+    // The time at each hop: when the run first entered each state.
+    store.set_run_state("j2", RunState::Running, None).await.unwrap();
+    store.set_run_state("j2", RunState::Aggregated, None).await.unwrap();
+    let first = store.get_run("j2").await.unwrap().unwrap().timeline;
+    store.set_run_state("j2", RunState::Aggregated, None).await.unwrap();
+    let again = store.get_run("j2").await.unwrap().unwrap().timeline;
+    assert!(
+        first["running"] >= first["queued"] && first["aggregated"] >= first["running"],
+        "{first:?}"
+    );
+    assert_eq!(first, again, "re-entering a state keeps its first time");
     // Storing the job again (a redelivered intake) does not reset its run.
     store.put_job(&sample_job("j1", 100)).await.unwrap();
     assert_eq!(store.get_run("j1").await.unwrap().unwrap().state, RunState::Failed);

@@ -218,6 +218,25 @@ async function loadRuns() {
   $("updated").textContent = "updated " + new Date().toLocaleTimeString();
 }
 
+// The pipeline strip: each state the run entered, in order, with the time
+// since the one before (the time spent at that hop).
+function pipeline(timeline) {
+  const ol = $("pipeline");
+  clear(ol);
+  const hops = Object.entries(timeline).sort((a, b) => a[1] - b[1]);
+  hops.forEach(([state, at], i) => {
+    const li = document.createElement("li");
+    li.className = "hop state-" + state;
+    const spent = i === 0 ? "" : " +" + fmtMs(at - hops[i - 1][1]);
+    li.textContent = state + spent;
+    ol.appendChild(li);
+  });
+}
+
+function fmtMs(ms) {
+  return ms < 1000 ? ms + " ms" : (ms / 1000).toFixed(1) + " s";
+}
+
 function where(f) {
   return f.file + ":" + (f.start_line ? f.start_line + "-" : "") + f.line;
 }
@@ -228,6 +247,7 @@ async function loadRun(job) {
   $("run-meta").textContent =
     (run.repo || "") + " · head " + (run.head_sha || "").slice(0, 12) + " · " + run.state + (run.reason ? " — " + run.reason : "");
   $("draft-actions").hidden = run.state !== "draft";
+  pipeline(run.timeline || {});
   const review = run.review || {};
   $("run-summary").textContent = review.summary || "";
   const notices = $("notices");

@@ -208,6 +208,10 @@ try {
   const shownTitle = await page.textContent("#run-title");
   assert.ok(shownTitle.includes('<img src=x onerror="window.__xss=1">'), shownTitle);
   assert.equal(await page.evaluate(() => window.__xss), undefined, "a title is text, never HTML");
+  // The pipeline strip: the states the run went through, with the time at each hop.
+  const hops = await page.$$eval("#pipeline li", (lis) => lis.map((l) => l.textContent));
+  assert.equal(hops[0], "queued", JSON.stringify(hops));
+  assert.ok(hops.some((h) => /^draft \+[0-9.]+ m?s$/.test(h)), JSON.stringify(hops));
   await page.screenshot({ path: join(root, "docs/console-run.png"), fullPage: true });
 
   // Discard it: the state, through the API.
