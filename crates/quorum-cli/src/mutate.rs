@@ -62,6 +62,10 @@ pub struct ClassReport {
     pub control_findings: usize,
     /// Why mutations could not be made, with counts.
     pub not_constructed: BTreeMap<String, usize>,
+    /// Up to ten rename sites left out as overrides, with the method they override.
+    pub overrides: Vec<String>,
+    /// Why mutations were missed, with counts (see [`miss_reason`]).
+    pub miss_reasons: BTreeMap<String, usize>,
     /// Up to ten missed sites (qualified names), to read.
     pub missed: Vec<String>,
     /// Up to ten controls that drew a finding, with the finding's title.
@@ -104,6 +108,62 @@ fn sites(g: &Graph) -> Vec<Site> {
         });
     }
     out
+}
+
+/// The method of an ancestor class that `site` overrides, if the graph
+/// resolves one: renaming an override is not a break, since calls through
+/// the object still reach the ancestor's method.
+fn overridden(g: &Graph, site: &Site) -> Option<String> {
+    let (class_qname, name) = site.qname.rsplit_once('.')?;
+    let class = g.find(class_qname)?;
+    if g.symbol(class).kind != SymbolKind::Class {
+        return None;
+    }
+    let mut todo = vec![class];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(c) = todo.pop() {
+        if !seen.insert(c) {
+            continue;
+        }
+        for e in g.outgoing(c).filter(|e| e.kind == quorum_graph::EdgeKind::Inherits) {
+            if let quorum_graph::Target::Symbol(base) = e.to {
+                let inherited = format!("{}.{name}", g.qname(base));
+                if g.find(&inherited).is_some() {
+                    return Some(inherited);
+                }
+                todo.push(base);
+            }
+        }
+    }
+    None
+}
+
+/// Why a mutation drew no finding naming a caller, as a bucket the graph
+/// work can act on: how its callers reach it, and whether its class has a
+/// base the graph does not resolve (its methods may be reached through it).
+fn miss_reason(g: &Graph, site: &Site, files: &BTreeMap<String, String>) -> String {
+    let call_lines: Vec<&str> = site
+        .callers
+        .iter()
+        .filter_map(|(p, l)| files.get(p)?.split('\n').nth((*l as usize).checked_sub(1)?))
+        .collect();
+    let dotted = format!(".{}(", site.name);
+    let through_receiver = !call_lines.is_empty() && call_lines.iter().all(|l| l.contains(&dotted));
+    let unresolved_base = site
+        .qname
+        .rsplit_once('.')
+        .and_then(|(c, _)| g.find(c))
+        .filter(|&c| g.symbol(c).kind == SymbolKind::Class)
+        .is_some_and(|c| {
+            g.outgoing(c)
+                .any(|e| e.kind == quorum_graph::EdgeKind::Inherits && matches!(e.to, quorum_graph::Target::Name(_)))
+        });
+    match (through_receiver, unresolved_base) {
+        (true, true) => "method called through a receiver; its class has a base outside the graph".into(),
+        (true, false) => "method called through a receiver (`obj.name(…)`)".into(),
+        (false, _) if site.callers.len() > 1 => "called by name from several places".into(),
+        (false, _) => "called by name".into(),
+    }
 }
 
 /// The definition line of `site` (0-based index into the file's lines):
@@ -299,6 +359,18 @@ pub fn run(args: &MutateArgs) -> anyhow::Result<MutateReport> {
             ..Default::default()
         };
         for site in &pool {
+            if class == "rename"
+                && let Some(base_method) = overridden(&base, site)
+            {
+                // Not a defect: the calls fall through to the ancestor.
+                *r.not_constructed
+                    .entry("overrides an inherited method (calls reach the base's): not a break".into())
+                    .or_default() += 1;
+                if r.overrides.len() < 10 {
+                    r.overrides.push(format!("{} overrides {base_method}", site.qname));
+                }
+                continue;
+            }
             let (mutant, control) = match make(class, site, &files) {
                 Ok(pair) => pair,
                 Err(why) => {
@@ -310,8 +382,11 @@ pub fn run(args: &MutateArgs) -> anyhow::Result<MutateReport> {
             let found = review(&base, &files, &mutant);
             if names_a_caller(&found, site) {
                 r.hits += 1;
-            } else if r.missed.len() < 10 {
-                r.missed.push(site.qname.clone());
+            } else {
+                *r.miss_reasons.entry(miss_reason(&base, site, &files)).or_default() += 1;
+                if r.missed.len() < 10 {
+                    r.missed.push(site.qname.clone());
+                }
             }
             r.controls += 1;
             let noise = review(&base, &files, &control);
@@ -348,6 +423,9 @@ impl MutateReport {
             ));
             for (why, n) in &c.not_constructed {
                 s.push_str(&format!("      not made ×{n}: {why}\n"));
+            }
+            for (why, n) in &c.miss_reasons {
+                s.push_str(&format!("      missed ×{n}: {why}\n"));
             }
             for m in &c.missed {
                 s.push_str(&format!("      missed: {m}\n"));
