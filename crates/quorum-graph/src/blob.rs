@@ -8,7 +8,8 @@ const MAGIC: &[u8; 3] = b"QGR";
 /// 2: call result use and `returns_none` in the facts.
 /// 4: exports, parameters of the other languages, return keys and result keys.
 /// 5: argument names and the end line of every call.
-const FORMAT: u8 = 5;
+/// 6: Python calls on a local of known class read `C().m` (typed receivers).
+const FORMAT: u8 = 6;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BlobError {

@@ -125,8 +125,9 @@ fn method_signatures_are_checked_with_self_bound() {
     // `E("cli").run_step(1)` in an untouched file and the unittest call: both resolved through the class.
     assert!(sites.contains(&("app/cli.py", 14)), "{sites:?}");
     assert!(sites.contains(&("tests/test_engine.py", 12)), "{sites:?}");
-    // `engine.run_step(...)` on a local of unknown type is by name only: not judged.
-    assert!(!sites.contains(&("app/core/engine.py", 34)), "{sites:?}");
+    // `engine = Engine("main")` then `engine.run_step(...)`: a local of a known
+    // class is resolved through it, so its call is judged too.
+    assert!(sites.contains(&("app/core/engine.py", 34)), "{sites:?}");
     // A constructor change is checked at the class's call sites, without self.
     let new = old.replace(
         "def __init__(self, name, retries=3):",

@@ -57,8 +57,94 @@ fn nested_functions_and_constructors_resolve_in_scope() {
         calls.contains(&("app.core.engine.Engine.create".into(), 35)),
         "{calls:?}"
     );
-    // `engine.run_step(...)` is an attribute of a local: kept by name, not dropped.
-    assert!(calls.contains(&("run_step?".into(), 34)), "{calls:?}");
+    // `engine = Engine("main")` then `engine.run_step(...)`: a local of a
+    // known class, resolved through it.
+    assert!(
+        calls.contains(&("app.core.engine.Engine.run_step".into(), 34)),
+        "{calls:?}"
+    );
+}
+
+#[test]
+fn receivers_typed_by_annotations_or_constructors_resolve_and_ambiguous_ones_do_not() {
+    let src = r#"
+from typing import Optional
+from app.fmt import Formatter
+
+
+class Base:
+    def emit(self):
+        return 1
+
+
+class Context(Base):
+    def invoke(self, cmd):
+        return cmd
+
+
+def annotated(ctx: Context, f: "Formatter"):
+    ctx.invoke(1)
+    f.write()
+
+
+def optional(ctx: Optional[Context] = None):
+    ctx.invoke(2)
+    ctx.emit()
+
+
+def constructed():
+    f = Formatter()
+    f.write()
+
+
+def reassigned(flag):
+    x = Context()
+    if flag:
+        x = Formatter()
+    x.write()
+
+
+def looped(items):
+    c = Context()
+    for c in items:
+        c.invoke(3)
+
+
+def untyped(ctx):
+    ctx.invoke(4)
+"#;
+    let fmt = "class Formatter:
+    def write(self):
+        return 0
+";
+    let g = build(
+        vec![
+            ("app/cmd.py".to_string(), src.to_string()),
+            ("app/fmt.py".to_string(), fmt.to_string()),
+        ],
+        None,
+    )
+    .0;
+    let calls = |f: &str| names(&g, &format!("app.cmd.{f}"), EdgeKind::Calls);
+    assert_eq!(
+        calls("annotated"),
+        ["app.cmd.Context.invoke", "app.fmt.Formatter.write"]
+    );
+    // Optional[...], and a method the class inherits.
+    assert_eq!(calls("optional"), ["app.cmd.Context.invoke", "app.cmd.Base.emit"]);
+    assert_eq!(calls("constructed"), ["app.fmt.Formatter", "app.fmt.Formatter.write"]);
+    // Two types, or a loop rebinding the name: no guess.
+    assert!(
+        calls("reassigned").contains(&"write?".to_string()),
+        "{:?}",
+        calls("reassigned")
+    );
+    assert!(
+        calls("looped").contains(&"invoke?".to_string()),
+        "{:?}",
+        calls("looped")
+    );
+    assert_eq!(calls("untyped"), ["invoke?"]);
 }
 
 #[test]

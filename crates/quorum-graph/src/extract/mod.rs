@@ -5,6 +5,7 @@
 
 mod generic;
 mod python;
+mod python_types;
 
 use serde::{Deserialize, Serialize};
 

@@ -10,7 +10,12 @@ use super::{
 
 pub(super) fn extract(root: Node<'_>, src: &[u8], facts: &mut FileFacts) {
     let test_file = crate::lang::is_test_path(&facts.path);
-    let mut w = Walker { src, facts, test_file };
+    let mut w = Walker {
+        src,
+        facts,
+        test_file,
+        types: vec![],
+    };
     w.visit_children(root, None);
 }
 
@@ -18,6 +23,9 @@ struct Walker<'s, 'f> {
     src: &'s [u8],
     facts: &'f mut FileFacts,
     test_file: bool,
+    /// The typed locals of each enclosing definition, innermost last (a
+    /// class body's entry is empty: methods do not see a function's locals).
+    types: Vec<super::python_types::Locals>,
 }
 
 impl Walker<'_, '_> {
@@ -157,7 +165,26 @@ impl Walker<'_, '_> {
             self.visit_children(params, scope);
         }
         if let Some(body) = def.child_by_field_name("body") {
+            let locals = if is_class {
+                Default::default()
+            } else {
+                super::python_types::locals(def, self.src)
+            };
+            self.types.push(locals);
             self.visit_children(body, Some(idx));
+            self.types.pop();
+        }
+    }
+
+    /// `x.m` with `x` a local of known class `C` reads as `C().m`: a call on
+    /// an instance, which resolution follows through the class and its bases.
+    fn typed_callee(&self, callee: String) -> String {
+        let Some((first, rest)) = callee.split_once('.') else {
+            return callee;
+        };
+        match self.types.last().and_then(|t| t.get(first)) {
+            Some(Some(ty)) => format!("{ty}().{rest}"),
+            _ => callee,
         }
     }
 
@@ -198,9 +225,10 @@ impl Walker<'_, '_> {
                 }
             }
         }
+        let callee = self.typed_callee(dotted(func, self.src));
         self.facts.calls.push(CallFact {
             caller: scope,
-            callee: dotted(func, self.src),
+            callee,
             line: line_of(node),
             positional,
             keywords,
