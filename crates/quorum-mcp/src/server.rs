@@ -67,6 +67,9 @@ pub struct SymbolArgs {
     /// Reverse call-graph depth, 1-3 (get_callers; default 2).
     #[serde(default)]
     pub hops: Option<u8>,
+    /// A commit or branch to answer at (default: the checkout's HEAD).
+    #[serde(default, rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -78,6 +81,9 @@ pub struct SnippetArgs {
     pub start: u32,
     /// Last line, inclusive (at most 400 lines).
     pub end: u32,
+    /// A commit or branch to read at (default: HEAD).
+    #[serde(default, rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -91,6 +97,9 @@ pub struct SearchArgs {
     /// At most this many chunks (1-20, default 5).
     #[serde(default)]
     pub limit: Option<u8>,
+    /// Only HEAD is indexed; another ref is refused.
+    #[serde(default, rename = "ref")]
+    pub git_ref: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -167,29 +176,18 @@ impl QuorumMcp {
     #[tool(
         description = "Who calls a symbol (reverse call graph, 1-3 hops) and what it calls. Use before changing a signature or behaviour."
     )]
-    fn get_callers(&self, Parameters(a): Parameters<SymbolArgs>) -> Result<CallToolResult, ErrorData> {
-        Ok(self.answer(&a.repo, |r| {
-            let symbol = nonempty(&a.symbol)?;
-            let found =
-                quorum_graph::tools::get_callers(&r.graph, symbol, a.hops.unwrap_or(2)).map_err(|e| e.to_string())?;
-            serde_json::to_string_pretty(&found).map_err(|e| e.to_string())
-        }))
+    async fn get_callers(&self, Parameters(a): Parameters<SymbolArgs>) -> Result<CallToolResult, ErrorData> {
+        Ok(result(self.callers(a).await))
     }
 
     #[tool(description = "The tests that reach a symbol through the call graph (up to 3 hops).")]
-    fn find_tests(&self, Parameters(a): Parameters<SymbolArgs>) -> Result<CallToolResult, ErrorData> {
-        Ok(self.answer(&a.repo, |r| {
-            let symbol = nonempty(&a.symbol)?;
-            let tests = quorum_graph::tools::find_tests(&r.graph, symbol).map_err(|e| e.to_string())?;
-            serde_json::to_string_pretty(&tests).map_err(|e| e.to_string())
-        }))
+    async fn find_tests(&self, Parameters(a): Parameters<SymbolArgs>) -> Result<CallToolResult, ErrorData> {
+        Ok(result(self.tests(a).await))
     }
 
     #[tool(description = "Lines start..end of a file in the repository, numbered (at most 400 lines).")]
-    fn read_snippet(&self, Parameters(a): Parameters<SnippetArgs>) -> Result<CallToolResult, ErrorData> {
-        Ok(self.answer(&a.repo, |r| {
-            quorum_graph::tools::read_snippet(r, &a.path, a.start, a.end).map_err(|e| e.to_string())
-        }))
+    async fn read_snippet(&self, Parameters(a): Parameters<SnippetArgs>) -> Result<CallToolResult, ErrorData> {
+        Ok(result(self.snippet(a).await))
     }
 
     #[tool(description = "Code chunks by meaning and by name (hybrid dense + BM25 search).")]
@@ -277,8 +275,69 @@ impl QuorumMcp {
         serde_json::to_string_pretty(&hits).map_err(|e| e.to_string())
     }
 
+    /// The commit `git_ref` names, or `None` for the loaded HEAD.
+    async fn at(&self, git_ref: Option<&str>) -> Result<Option<String>, String> {
+        let Some(r) = git_ref.map(str::trim).filter(|r| !r.is_empty()) else {
+            return Ok(None);
+        };
+        let commit = self.repo.git()?.resolve(r).await.map_err(|e| e.to_string())?;
+        Ok((self.repo.commit.as_deref() != Some(commit.as_str())).then_some(commit))
+    }
+
+    async fn graph_for(&self, repo: &str, git_ref: Option<&str>) -> Result<Arc<quorum_graph::Graph>, String> {
+        self.check_repo(repo)?;
+        match self.at(git_ref).await? {
+            None => Ok(self.repo.graph.clone()),
+            Some(commit) => self.repo.graph_at(&commit).await,
+        }
+    }
+
+    async fn callers(&self, a: SymbolArgs) -> Result<String, String> {
+        let symbol = nonempty(&a.symbol)?;
+        let graph = self.graph_for(&a.repo, a.git_ref.as_deref()).await?;
+        let found = quorum_graph::tools::get_callers(&graph, symbol, a.hops.unwrap_or(2)).map_err(|e| e.to_string())?;
+        serde_json::to_string_pretty(&found).map_err(|e| e.to_string())
+    }
+
+    async fn tests(&self, a: SymbolArgs) -> Result<String, String> {
+        let symbol = nonempty(&a.symbol)?;
+        let graph = self.graph_for(&a.repo, a.git_ref.as_deref()).await?;
+        let tests = quorum_graph::tools::find_tests(&graph, symbol).map_err(|e| e.to_string())?;
+        serde_json::to_string_pretty(&tests).map_err(|e| e.to_string())
+    }
+
+    async fn snippet(&self, a: SnippetArgs) -> Result<String, String> {
+        self.check_repo(&a.repo)?;
+        match self.at(a.git_ref.as_deref()).await? {
+            None => quorum_graph::tools::read_snippet(self.repo.as_ref(), &a.path, a.start, a.end)
+                .map_err(|e| e.to_string()),
+            Some(commit) => {
+                quorum_graph::tools::check_snippet_request(&a.path, a.start, a.end).map_err(|e| e.to_string())?;
+                use quorum_scm::TreeSource;
+                let text = self
+                    .repo
+                    .git()?
+                    .read_file("local", &commit, &a.path)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .ok_or_else(|| format!("no file {} at {}", a.path, &commit[..12]))?;
+                Ok(quorum_graph::tools::number_lines(&text, a.start, a.end))
+            }
+        }
+    }
+
     async fn search(&self, kind: quorum_search::Kind, a: SearchArgs) -> Result<String, String> {
         self.check_repo(&a.repo)?;
+        if self.at(a.git_ref.as_deref()).await?.is_some() {
+            return Err(format!(
+                "search answers about the indexed HEAD ({}) only; use get_callers or read_snippet with `ref`",
+                self.repo
+                    .commit
+                    .as_deref()
+                    .map(|c| &c[..12])
+                    .unwrap_or("the working directory")
+            ));
+        }
         let limit = usize::from(a.limit.unwrap_or(5)).clamp(1, MAX_HITS);
         self.search.query(kind, &a.query, a.path.as_deref(), limit).await
     }
@@ -314,12 +373,6 @@ impl QuorumMcp {
         let dir = self.repo.dir().expect("a resolved change has a git directory");
         let review = reviewer.review(dir, &self.repo.name, &range.base, &range.head).await?;
         Ok(crate::review::render(&range.label, &review))
-    }
-
-    /// Runs `f` on the repository named `repo`, as a tool result: its text,
-    /// cut to [`crate::MAX_ANSWER_BYTES`], or its refusal as a tool error.
-    pub(crate) fn answer(&self, repo: &str, f: impl FnOnce(&Repo) -> Result<String, String>) -> CallToolResult {
-        result(self.check_repo(repo).and_then(|()| f(&self.repo)))
     }
 }
 
@@ -435,26 +488,21 @@ mod tests {
         .await
         .unwrap();
         let server = QuorumMcp::new(repo);
-        let text = |r: &CallToolResult| serde_json::to_string(&r.content).unwrap();
-        let ok = server.answer("acme/shop", |r| {
-            let answer = quorum_graph::tools::get_callers(&r.graph, "rate", 1).map_err(|e| e.to_string())?;
-            Ok(answer
-                .callers
-                .iter()
-                .map(|c| c.qname.as_str())
-                .collect::<Vec<_>>()
-                .join(","))
-        });
-        assert_eq!(ok.is_error, Some(false), "{}", text(&ok));
-        let answer = ok.content[0].as_text().map(|t| t.text.as_str());
-        assert_eq!(answer, Some("shop.tax.total"), "the one caller: {}", text(&ok));
-        let other = server.answer("acme/other", |_| Ok(String::new()));
+        let args = |repo: &str, git_ref: Option<&str>| SymbolArgs {
+            repo: repo.into(),
+            symbol: "rate".into(),
+            hops: Some(1),
+            git_ref: git_ref.map(str::to_string),
+        };
+        let answer = server.callers(args("acme/shop", None)).await.unwrap();
+        assert!(answer.contains("shop.tax.total"), "the one caller: {answer}");
+        let other = result(server.callers(args("acme/other", None)).await);
         assert_eq!(other.is_error, Some(true));
-        assert!(
-            text(&other).contains("answers about `acme/shop` only"),
-            "{}",
-            text(&other)
-        );
+        let text = serde_json::to_string(&other.content).unwrap();
+        assert!(text.contains("answers about `acme/shop` only"), "{text}");
+        // A ref needs history: this repository is files only.
+        let at = server.callers(args("acme/shop", Some("main"))).await.unwrap_err();
+        assert!(at.contains("not a git repository"), "{at}");
         assert!(nonempty("  ").unwrap_err().contains("`symbol` is empty"));
     }
 }

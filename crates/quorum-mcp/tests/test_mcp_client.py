@@ -345,3 +345,25 @@ def test_http_clients_need_the_token_and_get_the_same_answers(http_server):
     assert evil.status_code in (400, 403), (evil.status_code, evil.text)
     service = httpx2.post(http_server, json=init, headers={**auth, "Host": "quorum-mcp.review.svc"})
     assert service.status_code == 200, (service.status_code, service.text)
+
+
+def test_graph_and_snippet_tools_answer_at_another_ref(tmp_path):
+    repo = case_checkout(tmp_path, "05")
+    git(repo, "commit", "-qam", "rates injectable")  # HEAD has the new signature
+
+    async def scenario(s):
+        now = await s.call_tool("read_snippet", {"repo": REPO, "path": "shop/pricing.py", "start": 56, "end": 56})
+        before = await s.call_tool(
+            "read_snippet", {"repo": REPO, "path": "shop/pricing.py", "start": 56, "end": 56, "ref": "HEAD~1"})
+        callers = await s.call_tool(
+            "get_callers", {"repo": REPO, "symbol": "shop.pricing.compute_tax", "hops": 1, "ref": "HEAD~1"})
+        bad_ref = await s.call_tool("find_tests", {"repo": REPO, "symbol": "shop.pricing.compute_tax", "ref": "no-such-branch"})
+        search = await s.call_tool("search_code", {"repo": REPO, "query": "tax", "ref": "HEAD~1"})
+        return now, before, callers, bad_ref, search
+
+    now, before, callers, bad_ref, search = run(scenario, repo_dir=repo)
+    assert "rates" in text(now), text(now)
+    assert not before.is_error and "rates" not in text(before) and "def compute_tax" in text(before), text(before)
+    assert not callers.is_error and "shop.checkout.checkout" in text(callers), text(callers)
+    assert bad_ref.is_error and "no-such-branch" in text(bad_ref), text(bad_ref)
+    assert search.is_error and "HEAD" in text(search), text(search)
