@@ -234,11 +234,11 @@ fn split_of(q: &Query) -> &'static str {
         .first()
         .map(|a| format!("{}:{}", a.path, a.line))
         .unwrap_or_default();
-    // FNV-1a: stable across runs and platforms.
-    let h = key.bytes().fold(0xcbf29ce484222325_u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100000001b3)
-    });
-    if h % 2 == 0 { "dev" } else { "test" }
+    if crate::sampling::stable_hash(&key).is_multiple_of(2) {
+        "dev"
+    } else {
+        "test"
+    }
 }
 
 /// At most `n`, evenly spread over the list (which is in file order).

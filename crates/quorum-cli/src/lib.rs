@@ -22,6 +22,7 @@ pub mod mutate;
 pub mod prices;
 pub mod progress;
 pub mod review;
+pub mod sampling;
 pub mod search_cmd;
 pub mod terminal;
 pub mod webhook;

@@ -348,10 +348,9 @@ pub fn run(args: &MutateArgs) -> anyhow::Result<MutateReport> {
     let all = sites(&base);
     let mut classes = vec![];
     for class in ["rename", "add-param"] {
-        let mut rng = fastrand::Rng::with_seed(args.seed);
-        let mut pool = all.clone();
-        rng.shuffle(&mut pool);
-        pool.truncate(args.sample);
+        // A stable sample: a graph change that adds or drops other sites
+        // leaves these in it, so the gate compares like with like.
+        let pool = crate::sampling::stable_sample(all.clone(), args.sample, args.seed, |s: &Site| s.qname.as_str());
         let mut r = ClassReport {
             class: class.into(),
             sites: all.len(),
