@@ -112,6 +112,23 @@ def looped(items):
 
 def untyped(ctx):
     ctx.invoke(4)
+
+
+class Command:
+    def __init__(self, ctx: Context, other):
+        self.ctx = ctx
+        self.fmt = Formatter()
+        self.other = other
+        self.mixed = Formatter()
+
+    def reset(self):
+        self.mixed = None
+
+    def run(self):
+        self.ctx.invoke(5)
+        self.fmt.write()
+        self.other.invoke(6)
+        self.mixed.write()
 "#;
     let fmt = "class Formatter:
     def write(self):
@@ -145,6 +162,12 @@ def untyped(ctx):
         calls("looped")
     );
     assert_eq!(calls("untyped"), ["invoke?"]);
+    // Instance attributes typed in `__init__` (a typed parameter, a
+    // constructor); untyped or also assigned something else: by name.
+    assert_eq!(
+        calls("Command.run"),
+        ["app.cmd.Context.invoke", "app.fmt.Formatter.write", "invoke?", "write?"]
+    );
 }
 
 #[test]

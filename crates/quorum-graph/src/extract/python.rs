@@ -15,6 +15,7 @@ pub(super) fn extract(root: Node<'_>, src: &[u8], facts: &mut FileFacts) {
         facts,
         test_file,
         types: vec![],
+        attrs: vec![],
     };
     w.visit_children(root, None);
 }
@@ -26,6 +27,8 @@ struct Walker<'s, 'f> {
     /// The typed locals of each enclosing definition, innermost last (a
     /// class body's entry is empty: methods do not see a function's locals).
     types: Vec<super::python_types::Locals>,
+    /// The typed instance attributes of each enclosing class, innermost last.
+    attrs: Vec<super::python_types::Locals>,
 }
 
 impl Walker<'_, '_> {
@@ -171,7 +174,13 @@ impl Walker<'_, '_> {
                 super::python_types::locals(def, self.src)
             };
             self.types.push(locals);
+            if is_class {
+                self.attrs.push(super::python_types::attributes(def, self.src));
+            }
             self.visit_children(body, Some(idx));
+            if is_class {
+                self.attrs.pop();
+            }
             self.types.pop();
         }
     }
@@ -182,6 +191,13 @@ impl Walker<'_, '_> {
         let Some((first, rest)) = callee.split_once('.') else {
             return callee;
         };
+        // `self.x.m` with `x` an attribute of known class (in a method).
+        if first == "self"
+            && let Some((attr, tail)) = rest.split_once('.')
+            && let Some(Some(ty)) = self.attrs.last().and_then(|a| a.get(attr))
+        {
+            return format!("{ty}().{tail}");
+        }
         match self.types.last().and_then(|t| t.get(first)) {
             Some(Some(ty)) => format!("{ty}().{rest}"),
             _ => callee,

@@ -46,6 +46,84 @@ pub(super) fn locals(def: Node<'_>, src: &[u8]) -> Locals {
     out
 }
 
+/// The typed attributes of a class's instances, from its methods:
+/// `self.x = C(…)`, `self.x: C = …`, and `self.x = p` with `p` a parameter of
+/// that method annotated with a class. An attribute also assigned anything
+/// else has no type.
+pub(super) fn attributes(class: Node<'_>, src: &[u8]) -> Locals {
+    let mut out = Locals::new();
+    let Some(body) = class.child_by_field_name("body") else {
+        return out;
+    };
+    let mut c = body.walk();
+    for item in body.named_children(&mut c) {
+        let def = match item.kind() {
+            "function_definition" => Some(item),
+            "decorated_definition" => item.child_by_field_name("definition"),
+            _ => None,
+        };
+        let Some(def) = def.filter(|d| d.kind() == "function_definition") else {
+            continue;
+        };
+        let params = locals_of_params(def, src);
+        if let Some(body) = def.child_by_field_name("body") {
+            self_assignments(body, src, &params, &mut out);
+        }
+    }
+    out
+}
+
+fn locals_of_params(def: Node<'_>, src: &[u8]) -> Locals {
+    let mut out = Locals::new();
+    if let Some(params) = def.child_by_field_name("parameters") {
+        let mut c = params.walk();
+        for p in params.named_children(&mut c) {
+            let name = match p.kind() {
+                "typed_parameter" => p.named_child(0).filter(|n| n.kind() == "identifier"),
+                "typed_default_parameter" => p.child_by_field_name("name"),
+                _ => None,
+            };
+            if let (Some(name), Some(ty)) = (name, p.child_by_field_name("type")) {
+                bind(&mut out, text(name, src), annotation(text(ty, src)));
+            }
+        }
+    }
+    out
+}
+
+/// Every `self.x = …` in `node`, outside nested definitions.
+fn self_assignments(node: Node<'_>, src: &[u8], params: &Locals, out: &mut Locals) {
+    let mut c = node.walk();
+    for child in node.named_children(&mut c) {
+        match child.kind() {
+            "function_definition" | "class_definition" | "decorated_definition" | "lambda" => {}
+            "assignment" => {
+                if let Some(left) = child.child_by_field_name("left")
+                    && left.kind() == "attribute"
+                    && left
+                        .child_by_field_name("object")
+                        .is_some_and(|o| text(o, src) == "self")
+                    && let Some(attr) = left.child_by_field_name("attribute")
+                {
+                    let right = child.child_by_field_name("right");
+                    let ty = child
+                        .child_by_field_name("type")
+                        .and_then(|t| annotation(text(t, src)))
+                        .or_else(|| right.and_then(|r| constructed(r, src)))
+                        .or_else(|| {
+                            right
+                                .filter(|r| r.kind() == "identifier")
+                                .and_then(|r| params.get(text(r, src)).cloned().flatten())
+                        });
+                    bind(out, text(attr, src), ty);
+                }
+                self_assignments(child, src, params, out);
+            }
+            _ => self_assignments(child, src, params, out),
+        }
+    }
+}
+
 fn bind(out: &mut Locals, name: &str, ty: Option<String>) {
     match out.get(name) {
         None => {
