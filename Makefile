@@ -78,7 +78,7 @@ unit: build
 # installed here): make test-qdrant QDRANT_URL=http://host:6334
 test-qdrant: deps
 	@test -n "$(QDRANT_URL)" || { echo "set QDRANT_URL to a Qdrant server's gRPC address"; exit 1; }
-	QDRANT_URL=$(QDRANT_URL) cargo test -p quorum-search --test hybrid -- --include-ignored server_contract
+	QDRANT_URL=$(QDRANT_URL) cargo test -p quorum-search --test hybrid --test reviews -- --include-ignored server_contract
 
 fixture-tests:
 	cd storefront-fixture && python3 -m pytest -q -p no:cacheprovider

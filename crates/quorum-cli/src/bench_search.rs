@@ -130,6 +130,7 @@ pub async fn run(args: BenchSearchArgs) -> anyhow::Result<BenchSearchReport> {
             .map(|f| match k {
                 Kind::Code => quorum_search::chunk::chunk_code(&f.path, &f.text, &f.symbols).len(),
                 Kind::Docs => quorum_search::chunk::chunk_docs(&f.path, &f.text).len(),
+                Kind::Reviews => 0,
             })
             .sum::<usize>()
     };

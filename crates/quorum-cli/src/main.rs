@@ -79,7 +79,7 @@ enum Command {
     },
     /// Review memory: harvest past reviews and answers to Quorum, list, approve, retire, export, import, search.
     #[command(subcommand)]
-    Memory(quorum_cli::memory_cmd::MemoryCommand),
+    Memory(Box<quorum_cli::memory_cmd::MemoryCommand>),
     /// Mutate every sampled site of a real codebase (rename, add a parameter) and count what the graph checks catch, with inverse controls.
     Mutate(quorum_cli::mutate::MutateArgs),
     /// Measure review memory's effect (eval/memory): dismissed findings, learned conventions, clean controls.
@@ -295,7 +295,7 @@ async fn main() -> anyhow::Result<()> {
             quorum_cli::search_cmd::run(args).await?;
         }
         Command::Memory(cmd) => {
-            if !quorum_cli::memory_cmd::run(cmd).await? {
+            if !quorum_cli::memory_cmd::run(*cmd).await? {
                 std::process::exit(1);
             }
         }

@@ -54,6 +54,10 @@ pub enum MemoryCommand {
         /// Answers that cannot change are kept here between runs.
         #[arg(long, env = "QUORUM_HTTP_CACHE")]
         cache_dir: Option<PathBuf>,
+        /// The hybrid index whose `reviews` collection the threads are
+        /// embedded into (`--search off`: memory state only).
+        #[command(flatten)]
+        search: quorum_search::SearchArgs,
     },
     /// List memory items: status, scope, evidence.
     List {
@@ -111,6 +115,10 @@ pub enum MemoryCommand {
         limit: usize,
         #[arg(long)]
         json: bool,
+        /// The hybrid index whose `reviews` collection ranks the threads
+        /// (`--search off`, or no thread embedded yet: word matches).
+        #[command(flatten)]
+        search: quorum_search::SearchArgs,
         /// What to ask.
         query: Vec<String>,
     },
@@ -208,6 +216,10 @@ pub async fn memory_source(a: &StateArgs) -> anyhow::Result<Arc<dyn quorum_mcp::
         async fn state(&self) -> Result<MemoryState, String> {
             self.home.load(&self.repo).await.map_err(|e| format!("{e:#}"))
         }
+
+        fn repo(&self) -> Option<&str> {
+            Some(&self.repo)
+        }
     }
     Ok(Arc::new(Source {
         home: StateHome::open(a).await?,
@@ -249,6 +261,7 @@ pub async fn run(cmd: MemoryCommand) -> anyhow::Result<bool> {
             max_prs,
             concurrency,
             cache_dir,
+            search: search_args,
         } => {
             let since = since.map(|s| normalise_since(&s)).transpose()?;
             let cache = match cache_dir {
@@ -310,6 +323,21 @@ pub async fn run(cmd: MemoryCommand) -> anyhow::Result<bool> {
                 items.len(),
                 summary.cursor.as_deref().unwrap_or("none")
             );
+            if let Some(index) = quorum_search::open_index(&search_args).await? {
+                let docs: Vec<quorum_search::reviews::ReviewDoc> = st.threads.values().map(Into::into).collect();
+                let bar = crate::progress::LazyBar::new("embed", "threads");
+                let s = index
+                    .index_reviews(&state.repo, &docs, &|d, t| bar.update(d, t))
+                    .await?;
+                println!(
+                    "reviews collection ({}): {} threads, {} embedded, {} unchanged, {} removed",
+                    index.engine(),
+                    s.threads,
+                    s.embedded,
+                    s.unchanged,
+                    s.removed
+                );
+            }
             Ok(summary.failed.is_empty())
         }
         MemoryCommand::List { state, json } => {
@@ -379,6 +407,7 @@ pub async fn run(cmd: MemoryCommand) -> anyhow::Result<bool> {
             diff,
             limit,
             json,
+            search: search_args,
             query,
         } => {
             let asker = match (person, group.is_empty(), panel) {
@@ -406,7 +435,24 @@ pub async fn run(cmd: MemoryCommand) -> anyhow::Result<bool> {
             }
             let home = StateHome::open(&state).await?;
             let st = home.load(&state.repo).await?;
-            let hits = search(st.threads.values(), &asker, &text, file.as_deref(), limit);
+            let threads: Vec<_> = st.threads.values().cloned().collect();
+            let hybrid = match quorum_search::open_index(&search_args).await? {
+                Some(index) => {
+                    quorum_search::reviews::ask(&index, &state.repo, &threads, &asker, &text, file.as_deref(), limit)
+                        .await?
+                }
+                None => None,
+            };
+            eprintln!(
+                "ranked by {} over {} past threads",
+                if hybrid.is_some() {
+                    "meaning and words (the reviews collection)"
+                } else {
+                    "words (no thread embedded yet)"
+                },
+                threads.len()
+            );
+            let hits = hybrid.unwrap_or_else(|| search(&threads, &asker, &text, file.as_deref(), limit));
             if json {
                 println!("{}", serde_json::to_string_pretty(&hits)?);
             } else if hits.is_empty() {

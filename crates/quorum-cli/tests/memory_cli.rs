@@ -103,6 +103,7 @@ async fn ingest_list_decide_export_import_and_search() {
                 .arg(&d)
                 .env("GITHUB_API_URL", url)
                 .env("GITHUB_TOKEN", TOKEN)
+                .env("QUORUM_SEARCH", "off")
                 .env_remove("REDIS_URL")
                 .env_remove("GITLAB_TOKEN")
                 .output()
@@ -240,6 +241,108 @@ async fn a_failed_pull_request_makes_ingest_exit_non_zero_and_a_rerun_finishes()
     assert!(text(&second).contains("1 memory items (1 active)"), "{}", text(&second));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the embedding model (make deps)"]
+async fn with_the_reviews_collection_past_threads_answer_by_meaning() {
+    let emu = GitHubEmulator::with_token(TOKEN).await;
+    let c = PastReviewComment::new;
+    let threads = [
+        (
+            501,
+            1,
+            "alice",
+            "MEMBER",
+            "shop/payments.py",
+            "Amounts are integer cents, never float.",
+        ),
+        (
+            502,
+            2,
+            "carol",
+            "OWNER",
+            "shop/refunds.py",
+            "Log every refund through the audit logger, not print().",
+        ),
+        (
+            503,
+            3,
+            "erin",
+            "COLLABORATOR",
+            "shop/config.py",
+            "Settings should be a dataclass, not a bare dict.",
+        ),
+        (504, 4, "dave", "MEMBER", "docs/index.md", "Typo in the heading."),
+    ];
+    for (id, pr, who, assoc, path, body) in threads {
+        emu.add_past_comment(REPO, c(id, pr, who, assoc, path, body, "2026-02-01T10:00:00Z"));
+        emu.set_merged(REPO, pr);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let url = emu.url();
+    let ask = |who: &str| -> Vec<String> {
+        let mut a = vec!["search".to_string(), "--json".into()];
+        if !who.is_empty() {
+            a.extend(["--as".into(), who.into()]);
+        }
+        a.extend(
+            "storing money as floating point loses precision"
+                .split(' ')
+                .map(String::from),
+        );
+        a
+    };
+    let (ingest, words, meaning, as_carol, again) = tokio::task::spawn_blocking(move || {
+        let e = GitHubEmulatorUrl(url);
+        let ingest = e.run_with(&d, vec!["ingest".into()], "on");
+        let words = e.run_with(&d, ask(""), "off");
+        let meaning = e.run_with(&d, ask(""), "on");
+        let as_carol = e.run_with(&d, ask("Carol"), "on");
+        let again = e.run_with(&d, vec!["ingest".into()], "on");
+        (ingest, words, meaning, as_carol, again)
+    })
+    .await
+    .unwrap();
+    assert!(ingest.status.success(), "{}", text(&ingest));
+    assert!(
+        text(&ingest).contains("reviews collection (embedded): 4 threads, 4 embedded, 0 unchanged, 0 removed"),
+        "{}",
+        text(&ingest)
+    );
+    let hits = |o: &Output| -> Vec<String> {
+        assert!(o.status.success(), "{}", text(o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["thread"]["reviewer"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // The question shares no word with alice's thread: word matching finds
+    // nothing, the reviews collection finds her first.
+    assert!(hits(&words).is_empty(), "{}", text(&words));
+    assert!(text(&words).contains("ranked by words"), "{}", text(&words));
+    assert_eq!(
+        hits(&meaning).first().map(String::as_str),
+        Some("alice"),
+        "{}",
+        text(&meaning)
+    );
+    assert!(
+        text(&meaning).contains("ranked by meaning and words"),
+        "{}",
+        text(&meaning)
+    );
+    // As a person: only their threads, whatever the question.
+    assert_eq!(hits(&as_carol), ["carol"], "{}", text(&as_carol));
+    // A second ingest with nothing new embeds nothing.
+    assert!(
+        text(&again).contains("4 threads, 0 embedded, 4 unchanged, 0 removed"),
+        "{}",
+        text(&again)
+    );
+}
+
 /// Runs `quorum memory …` against an emulator by URL (from blocking threads).
 struct GitHubEmulatorUrl(String);
 
@@ -249,11 +352,20 @@ impl GitHubEmulatorUrl {
     }
 
     fn run_owned(&self, dir: &std::path::Path, args: Vec<String>) -> Output {
+        self.run_with(dir, args, "off")
+    }
+
+    /// With hybrid search `on` (the reviews collection under `dir/index`) or `off`.
+    fn run_with(&self, dir: &std::path::Path, args: Vec<String>, search: &str) -> Output {
         Command::new(env!("CARGO_BIN_EXE_quorum"))
             .arg("memory")
             .args(&args)
             .args(["--repo", REPO, "--state-dir"])
             .arg(dir)
+            .env("QUORUM_SEARCH", search)
+            .env("QUORUM_INDEX_DIR", dir.join("index"))
+            .env_remove("QDRANT_URL")
+            .env_remove("QUORUM_EMBED_URL")
             .env("GITHUB_API_URL", &self.0)
             .env("GITHUB_TOKEN", TOKEN)
             .env_remove("REDIS_URL")

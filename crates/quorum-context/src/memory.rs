@@ -45,6 +45,16 @@ pub fn past_reviews_for(threads: &[quorum_memory::PastThread], req: &ReviewReque
     out
 }
 
+/// `repo`'s learned state as stored (`None`: nothing learned yet).
+pub async fn stored_state(store: &dyn StateStore, repo: &str) -> Result<Option<MemoryState>, String> {
+    match store.get_memory(repo).await.map_err(|e| e.to_string())? {
+        Some(json) => serde_json::from_str(&json)
+            .map(Some)
+            .map_err(|e| format!("the stored memory state is not readable: {e}")),
+        None => Ok(None),
+    }
+}
+
 /// Learned state from the store, laid under the `.quorum/memory.yaml`
 /// committed at the PR's base (a PR cannot change its own memory, as with
 /// `.quorum.yml`).

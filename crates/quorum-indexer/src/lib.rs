@@ -117,14 +117,17 @@ impl Handler for IndexHandler {
                 .observe(outcome.build_ms as f64 / 1000.0);
         }
         tracing::info!(repo, git_ref = %req.git_ref, commit = %commit, outcome = label, "indexed");
+        let mut memory_refreshed = false;
         if let (Some(memory), Some(_)) = (&self.memory, branch) {
             match quorum_context::memory::refresh(self.store.as_ref(), memory.source.as_ref(), repo, memory.max_prs)
                 .await
             {
                 Ok(Some(s)) if s.failed.is_empty() => {
+                    memory_refreshed = true;
                     tracing::info!(repo, summary = %s.line(), "review memory refreshed")
                 }
                 Ok(Some(s)) => {
+                    memory_refreshed = true;
                     tracing::warn!(repo, summary = %s.line(), failed = ?s.failed, "review memory refreshed in part")
                 }
                 Ok(None) => tracing::info!(repo, "review memory is being refreshed elsewhere"),
@@ -173,8 +176,41 @@ impl Handler for IndexHandler {
                     "search index updated"
                 );
             }
+            if memory_refreshed {
+                self.sync_reviews(search, repo).await;
+            }
         }
         Ok(vec![])
+    }
+}
+
+impl IndexHandler {
+    /// Brings the `reviews` collection to review memory's threads. Like the
+    /// refresh itself, best effort: a failure is logged and the next
+    /// refresh catches up (only what changed is embedded).
+    async fn sync_reviews(&self, search: &HybridIndex, repo: &str) {
+        let state = match quorum_context::memory::stored_state(self.store.as_ref(), repo).await {
+            Ok(Some(s)) => s,
+            Ok(None) => return,
+            Err(e) => return tracing::warn!(repo, error = %e, "reviews not indexed"),
+        };
+        let docs: Vec<quorum_search::reviews::ReviewDoc> = state.threads.values().map(Into::into).collect();
+        match search.index_reviews(repo, &docs, &|_, _| {}).await {
+            Ok(s) => {
+                self.metrics
+                    .search_chunks
+                    .with_label_values(&["review_threads"])
+                    .inc_by(s.embedded as u64);
+                tracing::info!(
+                    repo,
+                    threads = s.threads,
+                    embedded = s.embedded,
+                    removed = s.removed,
+                    "reviews collection updated"
+                )
+            }
+            Err(e) => tracing::warn!(repo, error = %e, "reviews collection not updated; the next refresh tries again"),
+        }
     }
 }
 

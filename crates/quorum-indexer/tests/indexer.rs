@@ -186,7 +186,8 @@ async fn indexes_branches_incrementally_and_dead_letters_what_it_must_not_read()
 
 /// A default-branch index request also refreshes review memory from the
 /// SCM's history (here the emulated GitHub): the team's dismissals become
-/// an active item in the store, where the critic reads it.
+/// an active item in the store, where the critic reads it, and the human
+/// threads land in the search index's `reviews` collection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_branch_index_request_refreshes_review_memory_from_the_scm() {
     use quorum_testkit::github::{GitHubEmulator, PastReviewComment};
@@ -215,7 +216,21 @@ async fn a_branch_index_request_refreshes_review_memory_from_the_scm() {
         );
         emu.set_merged("acme/shop", pr);
     }
+    emu.add_past_comment(
+        "acme/shop",
+        PastReviewComment::new(
+            11,
+            1,
+            "alice",
+            "MEMBER",
+            "a.py",
+            "Amounts are integer cents, never float.",
+            "2026-01-04T10:00:00Z",
+        ),
+    );
     emu.set_permission("acme/shop", "maint", "admin");
+    let search_dir = tempfile::tempdir().unwrap();
+    let search = quorum_search::testing::hashing_index(search_dir.path()).await.unwrap();
     let mut config = quorum_scm::github::GitHubConfig::new(
         emu.url(),
         quorum_scm::github::GitHubAuth::Token(quorum_core::Secret::new("ghp_indexer")),
@@ -234,7 +249,7 @@ async fn a_branch_index_request_refreshes_review_memory_from_the_scm() {
         &ctx,
         store.clone(),
         index,
-        None,
+        Some(search.clone()),
         quorum_indexer::MemoryRefresh::from_api(Some(&api), 50),
         shutdown.clone(),
     )
@@ -256,6 +271,21 @@ async fn a_branch_index_request_refreshes_review_memory_from_the_scm() {
     assert_eq!(items.len(), 1, "{items:?}");
     assert_eq!(items[0].status, quorum_memory::Status::Active);
     assert_eq!(items[0].key.scope, "scripts/**");
+    assert_eq!(
+        state.threads.len(),
+        1,
+        "alice's thread; the bot's comments are kept apart"
+    );
+    while search.review_count("acme/shop").await.unwrap() == 0 {
+        assert!(Instant::now() < deadline, "the reviews collection was not updated");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let hits = search
+        .search_reviews("acme/shop", "integer cents", &Default::default(), 5)
+        .await
+        .unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].thread["reviewer"], "alice");
     assert!(emu.violations().is_empty(), "{:?}", emu.violations());
     shutdown.cancel();
     handle.wait().await.unwrap();

@@ -36,6 +36,12 @@ pub const MAX_ANSWER_BYTES: usize = 32 * 1024;
 #[async_trait::async_trait]
 pub trait MemorySource: Send + Sync {
     async fn state(&self) -> Result<quorum_memory::MemoryState, String>;
+
+    /// The repository (`owner/name`) the memory is of: the key its threads
+    /// have in the search index's `reviews` collection, when embedded there.
+    fn repo(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// `text` cut at a character boundary under the cap, with how much was cut.

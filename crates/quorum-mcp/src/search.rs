@@ -107,6 +107,12 @@ impl Search {
         Ok(quorum_search::format_hits(&hits, LINES_PER_HIT))
     }
 
+    /// The index, when search is on (it answers past reviews while the
+    /// code is still being indexed).
+    pub fn index(&self) -> Option<Arc<HybridIndex>> {
+        self.index.clone()
+    }
+
     /// Whether searches answer now (tests wait for it).
     pub fn is_ready(&self) -> bool {
         matches!(*self.phase.lock().expect("phase lock"), Phase::Ready)
@@ -117,5 +123,6 @@ fn kind_name(kind: Kind) -> &'static str {
     match kind {
         Kind::Code => "code",
         Kind::Docs => "documentation",
+        Kind::Reviews => "past review",
     }
 }

@@ -265,11 +265,22 @@ impl QuorumMcp {
             query.push(' ');
             query.push_str(f);
         }
-        let hits = quorum_memory::search(state.threads.values(), &asker, &query, a.file.as_deref(), limit);
+        let threads: Vec<_> = state.threads.into_values().collect();
+        // Ranked by the reviews collection when the memory's threads are
+        // embedded there, else by words.
+        let hybrid = match (self.search.index(), memory.repo()) {
+            (Some(index), Some(repo)) => {
+                quorum_search::reviews::ask(&index, repo, &threads, &asker, &query, a.file.as_deref(), limit)
+                    .await
+                    .map_err(|e| e.to_string())?
+            }
+            _ => None,
+        };
+        let hits = hybrid.unwrap_or_else(|| quorum_memory::search(&threads, &asker, &query, a.file.as_deref(), limit));
         if hits.is_empty() {
             return Ok(format!(
                 "no past review thread answers that ({} threads in memory)",
-                state.threads.len()
+                threads.len()
             ));
         }
         serde_json::to_string_pretty(&hits).map_err(|e| e.to_string())
@@ -415,20 +426,20 @@ mod tests {
     use super::*;
     use crate::MemorySource;
 
-    struct Fixed(quorum_memory::MemoryState);
+    struct Fixed(quorum_memory::MemoryState, Option<String>);
 
     #[async_trait::async_trait]
     impl MemorySource for Fixed {
         async fn state(&self) -> Result<quorum_memory::MemoryState, String> {
             Ok(self.0.clone())
         }
+
+        fn repo(&self) -> Option<&str> {
+            self.1.as_deref()
+        }
     }
 
-    #[tokio::test]
-    async fn past_reviews_answer_as_a_person_and_refuse_what_they_cannot() {
-        let repo = Repo::from_files("acme/shop", None, vec![("shop/a.py".into(), "x = 1\n".into())])
-            .await
-            .unwrap();
+    fn two_threads() -> quorum_memory::MemoryState {
         let mut state = quorum_memory::MemoryState::default();
         for (id, who, text) in [
             (1, "alice", "alice: amounts are integer cents, never float"),
@@ -452,8 +463,16 @@ mod tests {
                 },
             );
         }
+        state
+    }
+
+    #[tokio::test]
+    async fn past_reviews_answer_as_a_person_and_refuse_what_they_cannot() {
+        let repo = Repo::from_files("acme/shop", None, vec![("shop/a.py".into(), "x = 1\n".into())])
+            .await
+            .unwrap();
         let bare = QuorumMcp::new(repo);
-        let server = bare.clone().with_memory(Arc::new(Fixed(state)));
+        let server = bare.clone().with_memory(Arc::new(Fixed(two_threads(), None)));
         let args = |person: Option<&str>, panel: Option<u8>| PastReviewsArgs {
             repo: "acme/shop".into(),
             query: "price as a float in cents".into(),
@@ -473,6 +492,39 @@ mod tests {
         assert!(server.past(args(None, Some(9))).await.unwrap_err().contains("1-5"));
         let none = bare.past(args(Some("alice"), None)).await.unwrap_err();
         assert!(none.contains("--memory OWNER/NAME"), "{none}");
+    }
+
+    /// With a search index whose `reviews` collection holds the memory's
+    /// threads, that collection ranks them: a thread memory holds but the
+    /// collection does not (not embedded yet) does not answer, though its
+    /// words match.
+    #[tokio::test]
+    async fn past_reviews_are_ranked_by_the_reviews_collection_when_there_is_one() {
+        let repo = Repo::from_files("acme/shop", None, vec![("shop/a.py".into(), "x = 1\n".into())])
+            .await
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let index = quorum_search::testing::hashing_index(dir.path()).await.unwrap();
+        let state = two_threads();
+        let docs = vec![quorum_search::reviews::ReviewDoc::from(&state.threads[&1])];
+        index.index_reviews("acme/shop", &docs, &|_, _| {}).await.unwrap();
+        let server = QuorumMcp::new(repo)
+            .with_memory(Arc::new(Fixed(state, Some("acme/shop".into()))))
+            .with_search(crate::search::Search::start(index, "acme/shop", "c0", vec![]));
+        let answer = server
+            .past(PastReviewsArgs {
+                repo: "acme/shop".into(),
+                query: "cents".into(),
+                file: None,
+                as_person: None,
+                group: vec![],
+                panel: None,
+                limit: None,
+            })
+            .await
+            .unwrap();
+        assert!(answer.contains("never float"), "{answer}");
+        assert!(!answer.contains("bob: cents"), "{answer}");
     }
 
     #[tokio::test]

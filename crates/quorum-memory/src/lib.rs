@@ -32,7 +32,7 @@ pub use ingest::{
 };
 pub use item::{ItemKey, Kind, MemoryItem, Origin, Status};
 pub use learn::{MemoryState, Policy, derive_items};
-pub use past::{Asker, PastThread, SearchHit, search};
+pub use past::{Asker, PastThread, SearchHit, search, search_with};
 pub use thread::{Orphan, PastComment, Reactions, Thread, assemble};
 
 /// What memory refuses.

@@ -1,11 +1,11 @@
 //! The team's past reviews, asked as a person, a group or a panel would
 //! answer (F-MEM-2): "what would @alice say about this diff?".
 //!
-//! Lexical ranking (BM25 over code-aware tokens of the thread and its
-//! path), boosted when the thread sat on the same file or directory, then
+//! Relevance comes from the hybrid index's `reviews` collection (dense +
+//! BM25, [`search_with`]) when the caller has one, else from BM25 over
+//! code-aware tokens of the thread and its path ([`search`]). Either is
+//! boosted when the thread sat on the same file or directory, then
 //! re-ranked by how the team received it: `score × (1 + ln(1 + 👍) − ln(1 + 👎))`.
-//! Dense retrieval over the same threads (the `reviews` Qdrant collection)
-//! is not built yet; this is the offline ranking.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -91,11 +91,39 @@ pub struct SearchHit {
     pub thread: PastThread,
 }
 
-/// Ranks past threads for a query (a diff, a question) about `path`.
+/// Ranks past threads for a query (a diff, a question) about `path`, by
+/// BM25 over their words.
 pub fn search<'a>(
     threads: impl IntoIterator<Item = &'a PastThread>,
     asker: &Asker,
     query: &str,
+    path: Option<&str>,
+    limit: usize,
+) -> Vec<SearchHit> {
+    answer(threads, asker, Relevance::Lexical(query), path, limit)
+}
+
+/// [`search`] with each thread's relevance already known (thread id →
+/// score; threads without one do not answer): the hybrid index's ranking.
+pub fn search_with<'a>(
+    threads: impl IntoIterator<Item = &'a PastThread>,
+    asker: &Asker,
+    relevance: &HashMap<u64, f64>,
+    path: Option<&str>,
+    limit: usize,
+) -> Vec<SearchHit> {
+    answer(threads, asker, Relevance::Given(relevance), path, limit)
+}
+
+enum Relevance<'q> {
+    Lexical(&'q str),
+    Given(&'q HashMap<u64, f64>),
+}
+
+fn answer<'a>(
+    threads: impl IntoIterator<Item = &'a PastThread>,
+    asker: &Asker,
+    relevance: Relevance<'_>,
     path: Option<&str>,
     limit: usize,
 ) -> Vec<SearchHit> {
@@ -113,7 +141,11 @@ pub fn search<'a>(
             .collect(),
         Asker::Anyone | Asker::Panel(_) => all.clone(),
     };
-    let mut hits = rank(&pool, query, path);
+    let base = match relevance {
+        Relevance::Lexical(query) => bm25(&pool, query),
+        Relevance::Given(r) => pool.iter().map(|t| r.get(&t.id).copied().unwrap_or(0.0)).collect(),
+    };
+    let mut hits = rerank(&pool, base, path);
     if let Asker::Panel(n) = asker {
         // The panel: the reviewers with most threads near the path, each
         // with their best answers, interleaved by rank.
@@ -168,7 +200,8 @@ pub fn tokens(text: &str) -> Vec<String> {
     out
 }
 
-fn rank(pool: &[&PastThread], query: &str, path: Option<&str>) -> Vec<SearchHit> {
+/// BM25 of each thread of `pool` for `query`.
+fn bm25(pool: &[&PastThread], query: &str) -> Vec<f64> {
     let q: BTreeSet<String> = tokens(query).into_iter().collect();
     let docs: Vec<Vec<String>> = pool.iter().map(|t| tokens(&format!("{} {}", t.path, t.text))).collect();
     let n = docs.len().max(1) as f64;
@@ -180,10 +213,8 @@ fn rank(pool: &[&PastThread], query: &str, path: Option<&str>) -> Vec<SearchHit>
         }
     }
     let (k1, b) = (1.2, 0.75);
-    let mut hits: Vec<SearchHit> = pool
-        .iter()
-        .zip(&docs)
-        .filter_map(|(t, d)| {
+    docs.iter()
+        .map(|d| {
             let mut tf: HashMap<&str, usize> = HashMap::new();
             for w in d {
                 *tf.entry(w.as_str()).or_default() += 1;
@@ -196,6 +227,18 @@ fn rank(pool: &[&PastThread], query: &str, path: Option<&str>) -> Vec<SearchHit>
                 let f = f as f64;
                 score += idf * f * (k1 + 1.0) / (f + k1 * (1.0 - b + b * d.len() as f64 / avg.max(1.0)));
             }
+            score
+        })
+        .collect()
+}
+
+/// Relevance boosted by place and re-ranked by reception; threads with no
+/// relevance drop out.
+fn rerank(pool: &[&PastThread], base: Vec<f64>, path: Option<&str>) -> Vec<SearchHit> {
+    let mut hits: Vec<SearchHit> = pool
+        .iter()
+        .zip(base)
+        .filter_map(|(t, mut score)| {
             if let Some(p) = path {
                 if t.path == p {
                     score *= 2.0;
@@ -332,6 +375,22 @@ mod tests {
         assert!(!ids.contains(&2));
         assert_eq!(ids[0], 1, "{hits:?}");
         assert!(ids.contains(&4));
+    }
+
+    #[test]
+    fn given_relevance_replaces_word_matches_and_keeps_the_asker_and_reactions() {
+        let c = corpus();
+        // As if dense retrieval found threads 2 and 4 for a question that
+        // shares no word with them; 1 is not among its candidates.
+        let rel = HashMap::from([(2, 0.5), (4, 0.6), (3, 0.1)]);
+        let ids = |hits: Vec<SearchHit>| hits.iter().map(|h| h.thread.id).collect::<Vec<_>>();
+        let anyone = search_with(&c, &Asker::Anyone, &rel, Some("shop/payments.py"), 5);
+        // 2 sits on the asked file (×2); 4 was the most relevant but was
+        // thumbed down twice (×0.1 floor): it falls below 3's weak match.
+        assert_eq!(ids(anyone), [2, 3, 4]);
+        let group = search_with(&c, &Asker::Group(vec![Association::Owner]), &rel, None, 5);
+        assert_eq!(ids(group), [4]);
+        assert!(search_with(&c, &Asker::Person("alice".into()), &HashMap::new(), None, 5).is_empty());
     }
 
     #[test]

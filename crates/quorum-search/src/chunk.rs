@@ -17,15 +17,20 @@ use serde::{Deserialize, Serialize};
 pub enum Kind {
     Code,
     Docs,
+    /// The team's past review threads (review memory), one point per
+    /// thread: not files of a commit, so not in [`Kind::ALL`].
+    Reviews,
 }
 
 impl Kind {
+    /// The kinds a commit's files are indexed into.
     pub const ALL: [Kind; 2] = [Kind::Code, Kind::Docs];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Code => "code",
             Kind::Docs => "docs",
+            Kind::Reviews => "reviews",
         }
     }
 

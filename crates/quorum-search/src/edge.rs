@@ -74,6 +74,9 @@ fn query_filter(q: &HybridQuery) -> Filter {
     if let Some(lang) = &q.language {
         must.push(eq("language", lang));
     }
+    for (key, values) in &q.any_of {
+        must.push(any_of(key, values));
+    }
     Filter {
         must: Some(must),
         ..Default::default()
@@ -98,6 +101,17 @@ fn payload_of(p: Option<qdrant_edge::Payload>) -> Result<ChunkPayload, SearchErr
     let map = p.map(|p| p.0).unwrap_or_default();
     serde_json::from_value(Value::Object(map.into_iter().collect()))
         .map_err(|e| SearchError::Store(format!("embedded Qdrant: a point's payload is not a chunk: {e}")))
+}
+
+/// A payload value as text: strings as they are, numbers and booleans in
+/// their JSON spelling.
+fn text_of(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
 }
 
 fn uuid_of(id: PointId) -> uuid::Uuid {
@@ -272,9 +286,15 @@ impl VectorStore for EdgeStore {
         .await
     }
 
-    async fn file_hashes(&self, kind: Kind, repo: &str) -> Result<HashMap<String, String>, SearchError> {
+    async fn field_pairs(
+        &self,
+        kind: Kind,
+        repo: &str,
+        key: &str,
+        value: &str,
+    ) -> Result<HashMap<String, String>, SearchError> {
         let shard = self.shard(kind)?;
-        let repo = repo.to_string();
+        let (repo, key, value) = (repo.to_string(), key.to_string(), value.to_string());
         blocking(move || {
             let mut out = HashMap::new();
             let mut offset = None;
@@ -283,16 +303,15 @@ impl VectorStore for EdgeStore {
                     offset,
                     limit: Some(1_000),
                     filter: Some(Filter::new_must(eq("repo", &repo))),
-                    with_payload: Some(WithPayloadInterface::Fields(vec![field("path"), field("file_hash")])),
+                    with_payload: Some(WithPayloadInterface::Fields(vec![field(&key), field(&value)])),
                     with_vector: WithVector::Bool(false),
                     order_by: None,
                 };
-                let (records, next) = shard.scroll(req).map_err(engine_err("listing files"))?;
+                let (records, next) = shard.scroll(req).map_err(engine_err("listing points"))?;
                 for r in records {
                     let p = r.payload.map(|p| p.0).unwrap_or_default();
-                    if let (Some(Value::String(path)), Some(Value::String(hash))) = (p.get("path"), p.get("file_hash"))
-                    {
-                        out.insert(path.clone(), hash.clone());
+                    if let (Some(k), Some(v)) = (p.get(&key).and_then(text_of), p.get(&value).and_then(text_of)) {
+                        out.insert(k, v);
                     }
                 }
                 match next {
@@ -300,6 +319,23 @@ impl VectorStore for EdgeStore {
                     None => return Ok(out),
                 }
             }
+        })
+        .await
+    }
+
+    async fn delete_ids(&self, kind: Kind, ids: &[uuid::Uuid]) -> Result<(), SearchError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let shard = self.shard(kind)?;
+        let ids: Vec<PointId> = ids
+            .iter()
+            .map(|u| PointId::Uuid(qdrant_edge::external::uuid::Uuid::from_bytes(*u.as_bytes())))
+            .collect();
+        blocking(move || {
+            shard
+                .update(UpdateOperation::PointOperation(PointOperations::DeletePoints { ids }))
+                .map_err(engine_err("deleting points"))
         })
         .await
     }

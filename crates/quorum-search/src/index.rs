@@ -59,6 +59,8 @@ pub struct SearchOptions {
     pub limit: usize,
     pub path_glob: Option<String>,
     pub language: Option<String>,
+    /// Exact filters on other payload fields: each must hold one of its values.
+    pub any_of: Vec<(&'static str, Vec<String>)>,
 }
 
 impl SearchOptions {
@@ -68,6 +70,7 @@ impl SearchOptions {
             limit,
             path_glob: None,
             language: None,
+            any_of: vec![],
         }
     }
 }
@@ -100,9 +103,9 @@ const UPSERT_BATCH: usize = 256;
 const OPTIMIZE_AFTER: usize = 500;
 
 pub struct HybridIndex {
-    store: Arc<dyn VectorStore>,
-    embedder: Arc<dyn Embedder>,
-    bm25: Bm25Encoder,
+    pub(crate) store: Arc<dyn VectorStore>,
+    pub(crate) embedder: Arc<dyn Embedder>,
+    pub(crate) bm25: Bm25Encoder,
     /// Paths per (repo, kind), to resolve path globs; dropped on indexing.
     paths: Mutex<PathCache>,
     /// Kinds whose collection was recreated for a new model on open.
@@ -123,14 +126,14 @@ fn indexed_text(c: &Chunk) -> String {
     embedded_text(&c.path, c.symbol.as_deref(), &c.text)
 }
 
-fn embedded_text(path: &str, symbol: Option<&str>, text: &str) -> String {
+pub(crate) fn embedded_text(path: &str, symbol: Option<&str>, text: &str) -> String {
     match symbol {
         Some(s) => format!("{path} {s}\n{text}"),
         None => format!("{path}\n{text}"),
     }
 }
 
-fn sha256(text: &str) -> String {
+pub(crate) fn sha256(text: &str) -> String {
     use sha2::{Digest, Sha256};
     hex::encode(Sha256::digest(text.as_bytes()))
 }
@@ -140,7 +143,7 @@ fn state_key(kind: Kind, repo: &str) -> String {
 }
 
 impl HybridIndex {
-    /// Opens both collections; a collection built with another embedding
+    /// Opens the three collections (code, docs, past reviews); a collection built with another embedding
     /// model or dimension is dropped and rebuilt from scratch.
     pub async fn open(store: Arc<dyn VectorStore>, embedder: Arc<dyn Embedder>) -> Result<Self, SearchError> {
         let meta = IndexMeta {
@@ -148,7 +151,7 @@ impl HybridIndex {
             dim: embedder.dim(),
         };
         let mut rebuilt = vec![];
-        for kind in Kind::ALL {
+        for kind in [Kind::Code, Kind::Docs, Kind::Reviews] {
             if store.open(kind, &meta).await? {
                 rebuilt.push(kind);
             }
@@ -213,6 +216,7 @@ impl HybridIndex {
                 let chunks = match kind {
                     Kind::Code => chunk_code(&f.path, &f.text, &f.symbols),
                     Kind::Docs => chunk_docs(&f.path, &f.text),
+                    Kind::Reviews => unreachable!("files are code or docs (Kind::ALL)"),
                 };
                 for c in chunks {
                     let payload = ChunkPayload {
@@ -226,6 +230,7 @@ impl HybridIndex {
                         kind,
                         file_hash: hash.clone(),
                         text: c.text.clone(),
+                        review: None,
                     };
                     todo.push((c, payload));
                 }
@@ -368,7 +373,7 @@ impl HybridIndex {
         self.candidates(repo, query.trim(), dense, None, opts).await
     }
 
-    async fn candidates(
+    pub(crate) async fn candidates(
         &self,
         repo: &str,
         query: &str,
@@ -383,6 +388,7 @@ impl HybridIndex {
             sparse: sparse.clone(),
             paths: paths.clone(),
             language: opts.language.clone(),
+            any_of: opts.any_of.clone(),
             ranking,
             limit: (opts.limit * 4).max(40),
         };
@@ -420,6 +426,28 @@ impl Candidates {
     /// The first `limit` chunks by `fusion`, each with its score on either
     /// side when it was a candidate there.
     pub fn rank(&self, fusion: crate::fusion::Fusion, limit: usize) -> Vec<Hit> {
+        self.fused(fusion, limit)
+            .into_iter()
+            .map(|f| {
+                let p = &f.chunk.payload;
+                Hit {
+                    path: p.path.clone(),
+                    start_line: p.start_line,
+                    end_line: p.end_line,
+                    symbol: p.symbol.clone(),
+                    language: p.language.clone(),
+                    kind: p.kind,
+                    text: p.text.clone(),
+                    fused: f.fused,
+                    dense: f.dense,
+                    sparse: f.sparse,
+                }
+            })
+            .collect()
+    }
+
+    /// The first `limit` candidates by `fusion`, with their stored points.
+    pub fn fused(&self, fusion: crate::fusion::Fusion, limit: usize) -> Vec<Fused<'_>> {
         use crate::fusion::Ranked;
         let dense: Vec<Ranked> = self
             .dense
@@ -450,15 +478,8 @@ impl Candidates {
             .into_iter()
             .take(limit)
             .filter_map(|(id, fused)| {
-                let p = &by_id.get(&id)?.payload;
-                Some(Hit {
-                    path: p.path.clone(),
-                    start_line: p.start_line,
-                    end_line: p.end_line,
-                    symbol: p.symbol.clone(),
-                    language: p.language.clone(),
-                    kind: p.kind,
-                    text: p.text.clone(),
+                Some(Fused {
+                    chunk: by_id.get(&id)?,
                     fused,
                     dense: score_of(&dense, id),
                     sparse: score_of(&sparse, id),
@@ -466,6 +487,15 @@ impl Candidates {
             })
             .collect()
     }
+}
+
+/// A candidate after fusion.
+#[derive(Debug, Clone)]
+pub struct Fused<'a> {
+    pub chunk: &'a ScoredChunk,
+    pub fused: f32,
+    pub dense: Option<f32>,
+    pub sparse: Option<f32>,
 }
 
 /// What was embedded for a stored chunk.

@@ -12,6 +12,8 @@
 //! - [`index`]: incremental indexing and hybrid (dense + sparse) search;
 //!   [`fusion`]: the two rankings made one, weighing a word match by how
 //!   much of the query it holds; [`tools`]: the model's `search_code` / `search_docs`.
+//! - [`reviews`]: the team's past review threads (review memory) as a third
+//!   collection, ranked the same way and filtered by who wrote them.
 
 pub mod chunk;
 pub mod config;
@@ -19,6 +21,7 @@ pub mod edge;
 pub mod embed;
 pub mod fusion;
 pub mod index;
+pub mod reviews;
 pub mod server;
 pub mod sparse;
 pub mod store;

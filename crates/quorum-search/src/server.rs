@@ -53,6 +53,9 @@ fn query_filter(q: &HybridQuery) -> Filter {
     if let Some(lang) = &q.language {
         must.push(Condition::matches("language", lang.clone()));
     }
+    for (key, values) in &q.any_of {
+        must.push(Condition::matches(*key, values.clone()));
+    }
     Filter::must(must)
 }
 
@@ -202,7 +205,13 @@ impl VectorStore for ServerStore {
         Ok(())
     }
 
-    async fn file_hashes(&self, kind: Kind, repo: &str) -> Result<HashMap<String, String>, SearchError> {
+    async fn field_pairs(
+        &self,
+        kind: Kind,
+        repo: &str,
+        key: &str,
+        value: &str,
+    ) -> Result<HashMap<String, String>, SearchError> {
         let mut out = HashMap::new();
         let mut offset = None;
         loop {
@@ -210,18 +219,23 @@ impl VectorStore for ServerStore {
                 .filter(Filter::must([Condition::matches("repo", repo.to_string())]))
                 .limit(1_000)
                 .with_payload(qdrant_client::qdrant::PayloadIncludeSelector::new(vec![
-                    "path".to_string(),
-                    "file_hash".to_string(),
+                    key.to_string(),
+                    value.to_string(),
                 ]))
                 .with_vectors(false);
             if let Some(o) = offset.take() {
                 req = req.offset(o);
             }
-            let resp = self.client.scroll(req).await.map_err(err("listing files"))?;
+            let resp = self.client.scroll(req).await.map_err(err("listing points"))?;
             for p in resp.result {
                 let j = payload_json(p.payload);
-                if let (Some(path), Some(hash)) = (j["path"].as_str(), j["file_hash"].as_str()) {
-                    out.insert(path.to_string(), hash.to_string());
+                let text = |v: &serde_json::Value| match v {
+                    serde_json::Value::String(s) => Some(s.clone()),
+                    serde_json::Value::Number(_) | serde_json::Value::Bool(_) => Some(v.to_string()),
+                    _ => None,
+                };
+                if let (Some(k), Some(v)) = (text(&j[key]), text(&j[value])) {
+                    out.insert(k, v);
                 }
             }
             match resp.next_page_offset {
@@ -229,6 +243,22 @@ impl VectorStore for ServerStore {
                 None => return Ok(out),
             }
         }
+    }
+
+    async fn delete_ids(&self, kind: Kind, ids: &[uuid::Uuid]) -> Result<(), SearchError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<qdrant_client::qdrant::PointId> = ids.iter().map(|u| u.to_string().into()).collect();
+        self.client
+            .delete_points(
+                DeletePointsBuilder::new(collection(&self.prefix, kind))
+                    .points(qdrant_client::qdrant::PointsIdsList { ids })
+                    .wait(true),
+            )
+            .await
+            .map_err(err("deleting points"))?;
+        Ok(())
     }
 
     async fn query(&self, kind: Kind, q: &HybridQuery) -> Result<Vec<ScoredChunk>, SearchError> {

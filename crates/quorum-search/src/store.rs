@@ -17,8 +17,9 @@ use crate::sparse::Sparse;
 pub const DENSE: &str = "dense";
 pub const SPARSE: &str = "bm25";
 
-/// Payload fields with an index (filters on them are exact and fast).
-pub const INDEXED_FIELDS: [&str; 4] = ["repo", "path", "kind", "language"];
+/// Payload fields with an index (filters on them are exact and fast); the
+/// last two are review threads' ([`ReviewFields`]).
+pub const INDEXED_FIELDS: [&str; 6] = ["repo", "path", "kind", "language", "reviewer", "association"];
 
 /// What each point carries besides its vectors.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,6 +35,31 @@ pub struct ChunkPayload {
     /// SHA-256 of the whole file: an unchanged file is not re-embedded.
     pub file_hash: String,
     pub text: String,
+    /// A past review thread's filter fields, flattened into the payload
+    /// beside the chunk's (only in the `reviews` collection).
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewFields>,
+}
+
+/// What a point of the `reviews` collection carries to filter and re-rank
+/// on, and the thread itself as its memory keeps it (`thread`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewFields {
+    pub thread_id: u64,
+    pub pr: u64,
+    /// Lower-cased login of who started the thread (logins are
+    /// case-insensitive; keyword filters are exact).
+    pub reviewer: String,
+    /// `OWNER`, `MEMBER`, `COLLABORATOR`, `CONTRIBUTOR`, …
+    pub association: String,
+    pub merged: bool,
+    #[serde(default)]
+    pub resolved: Option<bool>,
+    pub plus_one: u32,
+    pub minus_one: u32,
+    pub created_at: String,
+    /// The whole thread as review memory stores it (JSON), returned as is.
+    pub thread: serde_json::Value,
 }
 
 /// One point to upsert.
@@ -63,6 +89,8 @@ pub struct HybridQuery {
     /// files); `None`: every path.
     pub paths: Option<Vec<String>>,
     pub language: Option<String>,
+    /// More exact filters: each field must hold one of its values.
+    pub any_of: Vec<(&'static str, Vec<String>)>,
     pub ranking: Ranking,
     pub limit: usize,
 }
@@ -98,7 +126,22 @@ pub trait VectorStore: Send + Sync {
     async fn delete_files(&self, kind: Kind, repo: &str, paths: &[String]) -> Result<(), SearchError>;
 
     /// `path → file_hash` of every file of `repo` in the collection.
-    async fn file_hashes(&self, kind: Kind, repo: &str) -> Result<HashMap<String, String>, SearchError>;
+    async fn file_hashes(&self, kind: Kind, repo: &str) -> Result<HashMap<String, String>, SearchError> {
+        self.field_pairs(kind, repo, "path", "file_hash").await
+    }
+
+    /// `key → value` of two payload fields over every point of `repo` (a
+    /// number is given as its decimal text).
+    async fn field_pairs(
+        &self,
+        kind: Kind,
+        repo: &str,
+        key: &str,
+        value: &str,
+    ) -> Result<HashMap<String, String>, SearchError>;
+
+    /// Removes these points (absent ones are no error).
+    async fn delete_ids(&self, kind: Kind, ids: &[uuid::Uuid]) -> Result<(), SearchError>;
 
     async fn query(&self, kind: Kind, q: &HybridQuery) -> Result<Vec<ScoredChunk>, SearchError>;
 

@@ -33,6 +33,7 @@ fn point(id: u128, path: &str, dense: Vec<f32>, sparse: (Vec<u32>, Vec<f32>)) ->
             kind: Kind::Code,
             file_hash: "h".into(),
             text: path.into(),
+            review: None,
         },
     }
 }
@@ -74,6 +75,7 @@ async fn ranking_contract(store: Arc<dyn VectorStore>) {
         },
         paths: None,
         language: None,
+        any_of: vec![],
         ranking,
         limit: 2,
     };
@@ -269,13 +271,13 @@ async fn a_restarted_index_reopens_and_a_new_model_rebuilds() {
     assert_eq!((stats.chunks, counting.count()), (0, 1), "only the query was embedded");
     drop(index);
 
-    // Another model: both collections are rebuilt and everything is
+    // Another model: every collection is rebuilt and everything is
     // embedded again.
     let other: Arc<dyn Embedder> = Arc::new(HashingEmbedder::new(64));
     let index = HybridIndex::open(Arc::new(EdgeStore::new(dir.path()).unwrap()), other)
         .await
         .unwrap();
-    assert_eq!(index.rebuilt, [Kind::Code, Kind::Docs]);
+    assert_eq!(index.rebuilt, [Kind::Code, Kind::Docs, Kind::Reviews]);
     assert_eq!(index.indexed_commit(REPO).await.unwrap(), None);
     let stats = index.index(REPO, "c1", &files, &|_, _| {}).await.unwrap();
     assert_eq!(stats.files_changed, stats.files);
