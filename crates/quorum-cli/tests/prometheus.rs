@@ -158,6 +158,7 @@ async fn every_dashboard_query_returns_data_from_a_real_prometheus() {
                 full_name: DEMO_REPO.into(),
             },
             git_ref: "HEAD".into(),
+            memory_pull_requests: vec![],
         })
         .await
         .unwrap();

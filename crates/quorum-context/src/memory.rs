@@ -139,6 +139,7 @@ pub async fn refresh(
     source: &dyn quorum_memory::HistorySource,
     repo: &str,
     max_prs: usize,
+    also: &[u64],
 ) -> Result<Option<quorum_memory::IngestSummary>, String> {
     let lease = quorum_memory::lease_name(repo);
     if !store
@@ -156,6 +157,7 @@ pub async fn refresh(
         };
         let opts = quorum_memory::IngestOptions {
             max_prs: Some(max_prs),
+            also: also.to_vec(),
             ..Default::default()
         };
         quorum_memory::ingest(

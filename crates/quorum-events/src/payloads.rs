@@ -236,7 +236,16 @@ pub struct IndexRequested {
     /// A branch name or a commit id. A branch also moves the branch's graph
     /// pointer, so the next build of that branch is incremental.
     pub git_ref: String,
+    /// Pull requests whose review threads were resolved or reopened (a
+    /// `pull_request_review_thread` webhook): review memory re-reads them
+    /// on this request's refresh, whatever its cursor says. Absent in
+    /// older messages.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory_pull_requests: Vec<u64>,
 }
+
+/// Most pull requests one index request may ask memory to re-read.
+pub const MAX_MEMORY_PULL_REQUESTS: usize = 100;
 
 impl Payload for IndexRequested {
     const TOPIC: Topic = Topic::IndexRequested;
@@ -248,6 +257,15 @@ impl Payload for IndexRequested {
         self.repo.validate()?;
         if self.git_ref.is_empty() || self.git_ref.starts_with('-') {
             return Err(format!("git_ref `{}` is empty or looks like an option", self.git_ref));
+        }
+        if self.memory_pull_requests.len() > MAX_MEMORY_PULL_REQUESTS {
+            return Err(format!(
+                "memory_pull_requests holds {} pull requests; at most {MAX_MEMORY_PULL_REQUESTS}",
+                self.memory_pull_requests.len()
+            ));
+        }
+        if self.memory_pull_requests.contains(&0) {
+            return Err("memory_pull_requests holds pull request 0".into());
         }
         Ok(())
     }
@@ -300,6 +318,7 @@ mod tests {
                 full_name: "o/r".into(),
             },
             git_ref: "main".into(),
+            memory_pull_requests: vec![],
         }
     }
 

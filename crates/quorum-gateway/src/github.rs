@@ -16,6 +16,15 @@ pub enum Event {
     },
     /// A `/review` slash command on a pull request.
     Command(CommandEvent),
+    /// A review thread of a pull request was resolved or reopened: review
+    /// memory re-reads that pull request (thread state is evidence, and it
+    /// moves no comment, so the incremental sweep would not see it).
+    ReviewThread {
+        repo: String,
+        number: u64,
+        /// Where memory is refreshed from (the indexer's branch request).
+        branch: String,
+    },
     /// The App was installed on repositories (or they were added to it):
     /// index them before their first review.
     Installed {
@@ -257,6 +266,37 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
             }
             Ok(Event::Installed { repos })
         }
+        "pull_request_review_thread" => {
+            let action = payload.action.clone().unwrap_or_default();
+            if action != "resolved" && action != "unresolved" {
+                return Ok(Event::Ignored {
+                    event: event.into(),
+                    action: Some(format!("{action} (only resolved and unresolved are read)")),
+                });
+            }
+            let repo = payload
+                .repository
+                .ok_or("pull_request_review_thread payload has no `repository`")?;
+            quorum_core::job::validate_repo_name(&repo.full_name)?;
+            let pr = payload
+                .pull_request
+                .ok_or("pull_request_review_thread payload has no `pull_request`")?;
+            if pr.number == 0 {
+                return Err("pull_request_review_thread: pull request number 0".into());
+            }
+            let Some(branch) = repo.default_branch else {
+                return Ok(Event::Ignored {
+                    event: event.into(),
+                    action: Some(format!("{action} (the repository names no default branch)")),
+                });
+            };
+            quorum_scm::validate_ref(&branch).map_err(|e| e.to_string())?;
+            Ok(Event::ReviewThread {
+                repo: repo.full_name,
+                number: pr.number,
+                branch,
+            })
+        }
         "push" => {
             let repo = payload.repository.ok_or("push payload has no `repository`")?;
             quorum_core::job::validate_repo_name(&repo.full_name)?;
@@ -294,6 +334,47 @@ mod tests {
             env!("CARGO_MANIFEST_DIR")
         ))
         .unwrap()
+    }
+
+    /// A `pull_request_review_thread` delivery as GitHub documents it: the
+    /// pull request, repository and sender of a real review-comment example
+    /// (octokit's; no thread example is among the fixtures), the thread
+    /// holding that comment.
+    fn thread_event(action: &str) -> Vec<u8> {
+        let c: serde_json::Value =
+            serde_json::from_slice(&fixture("pull_request_review_comment/created.payload.json")).unwrap();
+        serde_json::to_vec(&serde_json::json!({
+            "action": action,
+            "pull_request": c["pull_request"],
+            "repository": c["repository"],
+            "sender": c["sender"],
+            "thread": {"node_id": "PRRT_kwDOexample", "comments": [c["comment"]]},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_resolved_or_reopened_review_thread_asks_memory_to_reread_its_pull_request() {
+        for action in ["resolved", "unresolved"] {
+            let e = parse("pull_request_review_thread", &thread_event(action)).unwrap();
+            assert_eq!(
+                e,
+                Event::ReviewThread {
+                    repo: "Codertocat/Hello-World".into(),
+                    number: 2,
+                    branch: "master".into(),
+                },
+                "{action}"
+            );
+        }
+        assert!(matches!(
+            parse("pull_request_review_thread", &thread_event("created")).unwrap(),
+            Event::Ignored { .. }
+        ));
+        let mut v: serde_json::Value = serde_json::from_slice(&thread_event("resolved")).unwrap();
+        v.as_object_mut().unwrap().remove("pull_request");
+        let err = parse("pull_request_review_thread", &serde_json::to_vec(&v).unwrap()).unwrap_err();
+        assert!(err.contains("has no `pull_request`"), "{err}");
     }
 
     #[test]

@@ -399,6 +399,7 @@ async fn reindex(State(api): State<OperatorApi>, headers: HeaderMap, raw: axum::
             full_name: b.repo.clone(),
         },
         git_ref: b.git_ref.clone(),
+        memory_pull_requests: vec![],
     };
     match api.producer.publish(&msg).await {
         Ok(()) => (

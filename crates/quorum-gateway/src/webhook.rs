@@ -73,6 +73,16 @@ impl AppState {
     }
 
     async fn index(&self, provider: Provider, repos: &[String], git_ref: &str) -> Response {
+        self.index_with(provider, repos, git_ref, vec![]).await
+    }
+
+    async fn index_with(
+        &self,
+        provider: Provider,
+        repos: &[String],
+        git_ref: &str,
+        memory_pull_requests: Vec<u64>,
+    ) -> Response {
         for repo in repos {
             let msg = quorum_events::IndexRequested {
                 schema_version: quorum_events::SCHEMA_VERSION,
@@ -81,6 +91,7 @@ impl AppState {
                     full_name: repo.clone(),
                 },
                 git_ref: git_ref.to_string(),
+                memory_pull_requests: memory_pull_requests.clone(),
             };
             if let Err(e) = self.producer.publish(&msg).await {
                 return unavailable(&self.metrics, e);
@@ -89,7 +100,7 @@ impl AppState {
         reply(
             &self.metrics,
             StatusCode::ACCEPTED,
-            json!({ "index": repos, "ref": git_ref }),
+            json!({ "index": repos, "ref": git_ref, "memory_pull_requests": memory_pull_requests }),
         )
     }
 
@@ -243,6 +254,14 @@ impl AppState {
                 reply(m, StatusCode::ACCEPTED, json!({ "ignored": event, "action": action }))
             }
             Event::Push { repo, branch } => self.index(provider, &[repo], &branch).await,
+            Event::ReviewThread { repo, number, branch } => {
+                tracing::info!(
+                    repo,
+                    number,
+                    "review thread state changed; memory re-reads the pull request"
+                );
+                self.index_with(provider, &[repo], &branch, vec![number]).await
+            }
             Event::Installed { repos } => {
                 tracing::info!(?repos, "installed on repositories; indexing them");
                 self.index(provider, &repos, "HEAD").await

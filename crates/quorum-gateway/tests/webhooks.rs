@@ -200,7 +200,9 @@ async fn redelivered_webhooks_return_the_same_job_and_enqueue_once() {
     assert_eq!(job.request.number, 2);
 }
 
-/// A push to the default branch becomes one re-index request; other pushes are acknowledged and ignored.
+/// A push to the default branch becomes one re-index request; other pushes
+/// are acknowledged and ignored. A resolved review thread becomes an index
+/// request of the default branch that names its pull request for memory.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_to_the_default_branch_requests_a_reindex() {
     let s = setup().await;
@@ -218,6 +220,25 @@ async fn a_push_to_the_default_branch_requests_a_reindex() {
     assert_eq!(body["ignored"], "push");
     let (status, _) = post(s.addr, "push", push("refs/heads/main"), None).await;
     assert_eq!(status, 401, "pushes are signed like everything else");
+    let c: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/github/octokit-webhooks/payload-examples/api.github.com/pull_request_review_comment/created.payload.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let thread = serde_json::to_vec(&serde_json::json!({
+        "action": "resolved", "pull_request": c["pull_request"], "repository": c["repository"],
+        "sender": c["sender"], "thread": {"node_id": "PRRT_x", "comments": [c["comment"]]},
+    }))
+    .unwrap();
+    let (status, body) = signed(s.addr, "pull_request_review_thread", thread).await;
+    assert_eq!(
+        (status, body["memory_pull_requests"][0].as_u64()),
+        (202, Some(2)),
+        "{body}"
+    );
     let index: Vec<quorum_events::IndexRequested> =
         quorum_runtime::inspect::read_topic(&s.ctx.bus, Topic::IndexRequested, Duration::from_secs(2))
             .await
@@ -225,10 +246,15 @@ async fn a_push_to_the_default_branch_requests_a_reindex() {
             .iter()
             .map(|m| quorum_events::IndexRequested::decode(&m.payload).unwrap())
             .collect();
-    assert_eq!(index.len(), 1);
+    assert_eq!(index.len(), 2);
     assert_eq!(
         (index[0].repo.full_name.as_str(), index[0].git_ref.as_str()),
         ("Codertocat/Hello-World", "main")
+    );
+    assert!(index[0].memory_pull_requests.is_empty());
+    assert_eq!(
+        (index[1].git_ref.as_str(), index[1].memory_pull_requests.as_slice()),
+        ("master", [2].as_slice())
     );
 }
 

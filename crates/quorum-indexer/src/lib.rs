@@ -119,8 +119,14 @@ impl Handler for IndexHandler {
         tracing::info!(repo, git_ref = %req.git_ref, commit = %commit, outcome = label, "indexed");
         let mut memory_refreshed = false;
         if let (Some(memory), Some(_)) = (&self.memory, branch) {
-            match quorum_context::memory::refresh(self.store.as_ref(), memory.source.as_ref(), repo, memory.max_prs)
-                .await
+            match quorum_context::memory::refresh(
+                self.store.as_ref(),
+                memory.source.as_ref(),
+                repo,
+                memory.max_prs,
+                &req.memory_pull_requests,
+            )
+            .await
             {
                 Ok(Some(s)) if s.failed.is_empty() => {
                     memory_refreshed = true;

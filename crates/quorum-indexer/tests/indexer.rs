@@ -21,6 +21,7 @@ fn request(repo: &str, git_ref: &str) -> IndexRequested {
             full_name: repo.into(),
         },
         git_ref: git_ref.into(),
+        memory_pull_requests: vec![],
     }
 }
 

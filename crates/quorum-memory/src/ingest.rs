@@ -111,6 +111,10 @@ pub struct IngestOptions {
     /// move a comment's `updated_at`, and a merge moves no comment.
     pub watch_days: i64,
     pub now: DateTime<Utc>,
+    /// Pull requests to read this run whatever the sweep finds (a thread
+    /// resolved or reopened moves no comment, so the sweep misses it); they
+    /// do not move the cursor.
+    pub also: Vec<u64>,
 }
 
 impl Default for IngestOptions {
@@ -121,6 +125,7 @@ impl Default for IngestOptions {
             concurrency: 4,
             watch_days: 14,
             now: Utc::now(),
+            also: vec![],
         }
     }
 }
@@ -199,12 +204,17 @@ pub async fn ingest(
     // 2. Watched PRs come along, without moving the cursor.
     let swept: BTreeSet<u64> = order.iter().map(|(_, pr)| *pr).collect();
     let horizon = opts.now - Duration::days(opts.watch_days);
-    let watched: Vec<u64> = state
+    let mut watched: Vec<u64> = state
         .watched_prs
         .iter()
         .filter(|(pr, at)| !swept.contains(pr) && parse_time(at).is_some_and(|t| t >= horizon))
         .map(|(pr, _)| *pr)
         .collect();
+    for pr in &opts.also {
+        if !swept.contains(pr) && !watched.contains(pr) {
+            watched.push(*pr);
+        }
+    }
     let work: Vec<(Option<String>, u64)> = order
         .into_iter()
         .map(|(at, pr)| (Some(at), pr))
@@ -561,5 +571,31 @@ mod tests {
         let s = run(&source, &saves, &mut st, &opts()).await.unwrap();
         assert_eq!(st.threads.len(), 3);
         assert!(s.prs_read >= 3);
+    }
+
+    #[tokio::test]
+    async fn a_pull_request_named_by_a_thread_webhook_is_read_though_the_sweep_is_past_it() {
+        let source = script();
+        let saves = Saves {
+            saved: Mutex::new(vec![]),
+            die_after: None,
+        };
+        let mut st = MemoryState::default();
+        run(&source, &saves, &mut st, &opts()).await.unwrap();
+        let cursor = st.cursor.clone();
+        // Nothing new: a second run reads only what it watches.
+        let before = source.reads.load(Ordering::SeqCst);
+        let quiet = run(&source, &saves, &mut st, &opts()).await.unwrap();
+        let quiet_reads = source.reads.load(Ordering::SeqCst) - before;
+        // A thread on #1 was resolved: #1 is read too, the cursor stays.
+        let before = source.reads.load(Ordering::SeqCst);
+        let o = IngestOptions {
+            also: vec![1],
+            ..opts()
+        };
+        let nudged = run(&source, &saves, &mut st, &o).await.unwrap();
+        let nudged_reads = source.reads.load(Ordering::SeqCst) - before;
+        assert_eq!(nudged_reads, quiet_reads + 1, "{quiet:?} / {nudged:?}");
+        assert_eq!(st.cursor, cursor);
     }
 }

@@ -54,6 +54,7 @@ async fn serve_starts_the_service_on_what_it_booted_and_waits_for_it() {
                         full_name: "o/r".into(),
                     },
                     git_ref: "main".into(),
+                    memory_pull_requests: vec![],
                 })
                 .await?;
             seen.store(true, Ordering::SeqCst);

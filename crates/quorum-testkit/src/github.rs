@@ -76,10 +76,15 @@ pub enum Fault {
     /// 200 with the body cut off halfway (a dropped connection behind a
     /// proxy that already sent the status).
     Truncated,
+    /// The request is carried out, but the answer comes `secs` later (a
+    /// client with a shorter timeout gives up on a write that happened).
+    Stall { secs: u64 },
 }
 
 /// The header `route` sets to have `handle` cut the body (never sent).
 const TRUNCATE: &str = "x-emulator-truncate";
+/// The header `route` sets to have `handle` answer late (never sent).
+const STALL: &str = "x-emulator-stall";
 
 enum Auth {
     Token(String),
@@ -290,6 +295,11 @@ impl EmuState {
                 Fault::Truncated => {
                     let (status, value, mut extra) = self.route(method, uri, headers, body);
                     extra.push((TRUNCATE.into(), "1".into()));
+                    (status, value, extra)
+                }
+                Fault::Stall { secs } => {
+                    let (status, value, mut extra) = self.route(method, uri, headers, body);
+                    extra.push((STALL.into(), secs.to_string()));
                     (status, value, extra)
                 }
                 Fault::SecondaryRateLimit { retry_after } => (
@@ -642,17 +652,15 @@ impl EmuState {
     }
 }
 
-async fn handle(
-    State(state): State<Arc<Mutex<EmuState>>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let latency = state.lock().expect("emulator state").latency;
-    if !latency.is_zero() {
-        tokio::time::sleep(latency).await;
-    }
+/// The emulator's answer to one request (under its lock): status, body,
+/// extra headers and how long to hold it back.
+fn answer(
+    state: &Mutex<EmuState>,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> (u16, String, Vec<(String, String)>, Option<u64>) {
     let mut st = state.lock().expect("emulator state");
     let path = uri.path().to_string();
     let parsed: Value = if body.is_empty() {
@@ -680,13 +688,35 @@ async fn handle(
     if extra.iter().any(|(k, _)| k == TRUNCATE) {
         text.truncate(text.len() / 2);
     }
+    let stall = extra
+        .iter()
+        .find(|(k, _)| k == STALL)
+        .and_then(|(_, v)| v.parse::<u64>().ok());
+    (status, text, extra, stall)
+}
+
+async fn handle(
+    State(state): State<Arc<Mutex<EmuState>>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let latency = state.lock().expect("emulator state").latency;
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let (status, text, extra, stall) = answer(&state, &method, &uri, &headers, &body);
+    if let Some(secs) = stall {
+        tokio::time::sleep(std::time::Duration::from_secs(secs)).await;
+    }
     let mut resp = (
         StatusCode::from_u16(status).expect("valid status"),
         [("content-type", "application/json; charset=utf-8")],
         text,
     )
         .into_response();
-    for (k, v) in extra.into_iter().filter(|(k, _)| k != TRUNCATE) {
+    for (k, v) in extra.into_iter().filter(|(k, _)| k != TRUNCATE && k != STALL) {
         resp.headers_mut().insert(
             axum::http::HeaderName::from_bytes(k.as_bytes()).expect("header name"),
             v.parse().expect("header value"),

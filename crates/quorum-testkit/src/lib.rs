@@ -60,6 +60,59 @@ impl RedisServer {
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
     }
+
+    /// A Redis that keeps every write (AOF, fsync on each) in `dir`, so a
+    /// `kill -9` and [`Self::restart`] lose nothing acknowledged.
+    pub fn start_durable(dir: &std::path::Path) -> RedisServer {
+        let port = free_port();
+        let child = Self::spawn_durable(dir, port);
+        let server = RedisServer {
+            child,
+            port,
+            _dir: tempfile::tempdir().expect("temp dir"),
+        };
+        assert!(
+            wait_for_port(port, Duration::from_secs(10)),
+            "redis-server did not start"
+        );
+        server
+    }
+
+    fn spawn_durable(dir: &std::path::Path, port: u16) -> Child {
+        let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        Command::new(&bin)
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--dir",
+            ])
+            .arg(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start `{bin}`: {e}"))
+    }
+
+    /// `kill -9`, then the same server on the same port and data
+    /// ([`Self::start_durable`] only). Returns once it accepts connections.
+    pub fn restart(&mut self, dir: &std::path::Path, down_for: Duration) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::thread::sleep(down_for);
+        self.child = Self::spawn_durable(dir, self.port);
+        assert!(
+            wait_for_port(self.port, Duration::from_secs(30)),
+            "redis-server did not come back"
+        );
+    }
 }
 
 impl Drop for RedisServer {

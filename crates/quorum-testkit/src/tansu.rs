@@ -16,6 +16,8 @@ use rdkafka::client::DefaultClientContext;
 pub struct Tansu {
     child: Child,
     pub bootstrap: String,
+    bin: String,
+    args: Vec<String>,
 }
 
 /// The binary to test against, if the environment names one.
@@ -25,31 +27,36 @@ pub fn binary() -> Option<String> {
 
 impl Tansu {
     pub async fn start(bin: &str) -> Tansu {
+        let storage = std::env::var("QUORUM_TEST_TANSU_STORAGE").unwrap_or_else(|_| "memory://tansu/".into());
+        Self::start_with(bin, &storage).await
+    }
+
+    /// On this storage engine (`sqlite://…` keeps topics, messages and
+    /// committed offsets across [`Self::restart`]).
+    pub async fn start_with(bin: &str, storage: &str) -> Tansu {
         let port = crate::free_port();
         let url = format!("tcp://127.0.0.1:{port}");
-        let storage = std::env::var("QUORUM_TEST_TANSU_STORAGE").unwrap_or_else(|_| "memory://tansu/".into());
-        let child = Command::new(bin)
-            .args([
-                "broker",
-                "--listener-url",
-                &url,
-                "--advertised-listener-url",
-                &url,
-                "--storage-engine",
-                &storage,
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start tansu at {bin}: {e}"));
+        let args: Vec<String> = [
+            "broker",
+            "--listener-url",
+            &url,
+            "--advertised-listener-url",
+            &url,
+            "--storage-engine",
+            storage,
+        ]
+        .map(String::from)
+        .into();
         let bootstrap = format!("127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(&bootstrap).is_err() {
-            assert!(Instant::now() < deadline, "tansu did not listen on {bootstrap}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let mut t = Tansu {
+            child: Self::spawn(bin, &args),
+            bootstrap,
+            bin: bin.to_string(),
+            args,
+        };
+        t.wait_listening();
         let admin: AdminClient<DefaultClientContext> = rdkafka::ClientConfig::new()
-            .set("bootstrap.servers", &bootstrap)
+            .set("bootstrap.servers", &t.bootstrap)
             .create()
             .unwrap();
         let topics: Vec<NewTopic> = Topic::ALL
@@ -70,7 +77,37 @@ impl Tansu {
                 panic!("creating {name} on tansu: {e}");
             }
         }
-        Tansu { child, bootstrap }
+        t
+    }
+
+    fn spawn(bin: &str, args: &[String]) -> Child {
+        Command::new(bin)
+            .args(args)
+            // tansu 0.6.0 reads `sqlite:///abs/path` relative to its working
+            // directory: from `/` it is the absolute path.
+            .current_dir("/")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start tansu at {bin}: {e}"))
+    }
+
+    fn wait_listening(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&self.bootstrap).is_err() {
+            assert!(Instant::now() < deadline, "tansu did not listen on {}", self.bootstrap);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// `kill -9`, down for `down_for`, then the same broker on the same
+    /// port and storage. Returns once it listens.
+    pub fn restart(&mut self, down_for: Duration) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::thread::sleep(down_for);
+        self.child = Self::spawn(&self.bin, &self.args);
+        self.wait_listening();
     }
 }
 

@@ -82,6 +82,10 @@ pub struct GitHubArgs {
     /// A file holding the App's private key (PEM).
     #[arg(long = "github-app-private-key-file", env = "GITHUB_APP_PRIVATE_KEY_FILE")]
     pub app_private_key_file: Option<PathBuf>,
+    /// How long one request to GitHub may take before it is abandoned and
+    /// retried.
+    #[arg(long = "github-timeout-secs", env = "GITHUB_TIMEOUT_SECS", default_value_t = 30)]
+    pub timeout_secs: u64,
 }
 
 pub(crate) fn one_of(value: &Option<String>, file: &Option<PathBuf>, flag: &str) -> Result<Option<Secret>, ScmError> {
@@ -148,7 +152,12 @@ impl GitHubArgs {
                 "GITHUB_API_URL `{url}` must start with https:// or http://"
             )));
         }
-        Ok(Some(GitHubConfig::new(url, auth)))
+        if self.timeout_secs == 0 {
+            return Err(ScmError::Invalid("GITHUB_TIMEOUT_SECS must be at least 1".into()));
+        }
+        let mut config = GitHubConfig::new(url, auth);
+        config.timeout = Duration::from_secs(self.timeout_secs);
+        Ok(Some(config))
     }
 }
 
