@@ -73,10 +73,22 @@ pub struct ApiResponse {
 }
 
 impl ApiResponse {
+    /// The body as `T`. A body that ends mid-value was cut off in transit
+    /// (a proxy dropped the connection after the status): that is
+    /// unavailability, retried, not a malformed answer.
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
-        serde_json::from_str(&self.body).map_err(|e| ApiError::Malformed {
-            what: self.what.clone(),
-            reason: e.to_string(),
+        serde_json::from_str(&self.body).map_err(|e| {
+            if e.is_eof() {
+                ApiError::Unavailable {
+                    what: self.what.clone(),
+                    reason: format!("the answer was cut off after {} bytes ({e})", self.body.len()),
+                }
+            } else {
+                ApiError::Malformed {
+                    what: self.what.clone(),
+                    reason: e.to_string(),
+                }
+            }
         })
     }
 
@@ -346,6 +358,23 @@ pub fn error_message(body: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_body_cut_off_in_transit_is_unavailable_and_a_wrong_one_malformed() {
+        let answer = |body: &str| super::ApiResponse {
+            status: http::StatusCode::OK,
+            headers: http::HeaderMap::new(),
+            body: body.into(),
+            what: "GET /repos/o/r/pulls/1".into(),
+        };
+        let cut = answer(r#"{"number": 1, "title": "Fix the"#).json::<serde_json::Value>().unwrap_err();
+        assert!(matches!(cut, super::ApiError::Unavailable { .. }), "{cut}");
+        assert!(cut.to_string().contains("cut off"), "{cut}");
+        let wrong = answer(r#"{"number": "one"}"#)
+            .json::<std::collections::HashMap<String, u64>>()
+            .unwrap_err();
+        assert!(matches!(wrong, super::ApiError::Malformed { .. }), "{wrong}");
+    }
+
     use super::*;
 
     #[test]

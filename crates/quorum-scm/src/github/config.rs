@@ -84,7 +84,9 @@ pub struct GitHubArgs {
     pub app_private_key_file: Option<PathBuf>,
     /// How long one request to GitHub may take before it is abandoned and
     /// retried.
-    #[arg(long = "github-timeout-secs", env = "GITHUB_TIMEOUT_SECS", default_value_t = 30)]
+    /// (0, as in `Default`: the client's own 30 s.)
+    #[arg(long = "github-timeout-secs", env = "GITHUB_TIMEOUT_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=600))]
     pub timeout_secs: u64,
 }
 
@@ -152,11 +154,10 @@ impl GitHubArgs {
                 "GITHUB_API_URL `{url}` must start with https:// or http://"
             )));
         }
-        if self.timeout_secs == 0 {
-            return Err(ScmError::Invalid("GITHUB_TIMEOUT_SECS must be at least 1".into()));
-        }
         let mut config = GitHubConfig::new(url, auth);
-        config.timeout = Duration::from_secs(self.timeout_secs);
+        if self.timeout_secs > 0 {
+            config.timeout = Duration::from_secs(self.timeout_secs);
+        }
         Ok(Some(config))
     }
 }

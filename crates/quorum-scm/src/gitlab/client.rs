@@ -52,10 +52,21 @@ pub struct GitLabResponse {
 }
 
 impl GitLabResponse {
+    /// The body as `T`; a body cut off in transit is unavailability
+    /// (retried), as on GitHub.
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, GitLabError> {
-        serde_json::from_slice(&self.body).map_err(|e| GitLabError::Malformed {
-            what: self.what.clone(),
-            reason: e.to_string(),
+        serde_json::from_slice(&self.body).map_err(|e| {
+            if e.is_eof() {
+                GitLabError::Unavailable {
+                    what: self.what.clone(),
+                    reason: format!("the answer was cut off after {} bytes ({e})", self.body.len()),
+                }
+            } else {
+                GitLabError::Malformed {
+                    what: self.what.clone(),
+                    reason: e.to_string(),
+                }
+            }
         })
     }
 
