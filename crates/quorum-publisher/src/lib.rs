@@ -36,6 +36,9 @@ pub struct Publisher {
     lease: std::time::Duration,
 }
 
+/// How often a publisher waiting for another's lease looks again.
+const LEASE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Default [`Publisher`] lease: far longer than a post takes.
 pub const DEFAULT_LEASE: std::time::Duration = std::time::Duration::from_secs(120);
 
@@ -113,15 +116,33 @@ impl Publisher {
         }
         let lease = format!("publish:{job_id}");
         let ttl = self.lease.as_millis() as u64;
-        if !self
+        // Another publisher holds the lease: it is posting, or it died
+        // holding it (a redelivery after `kill -9`). Wait for it to finish
+        // or for the lease to lapse, at most one lease: retrying at once
+        // would spend the message's attempts in milliseconds and
+        // dead-letter a review that only had to wait (found by `make chaos`).
+        let waiting_since = std::time::Instant::now();
+        while !self
             .store
             .acquire_lease(&lease, ttl)
             .await
             .map_err(HandlerError::retryable)?
         {
-            return Err(HandlerError::retryable(format!(
-                "job {job_id} is being published by another publisher"
-            )));
+            if waiting_since.elapsed() > self.lease {
+                return Err(HandlerError::retryable(format!(
+                    "job {job_id} is being published by another publisher"
+                )));
+            }
+            tokio::time::sleep(LEASE_POLL.min(self.lease)).await;
+            let run = self.store.get_run(job_id).await.map_err(HandlerError::retryable)?;
+            if run.is_some_and(|r| {
+                matches!(
+                    r.state,
+                    RunState::Published | RunState::Draft | RunState::Approved | RunState::Discarded
+                )
+            }) {
+                return Ok(Outcome::AlreadyPublished);
+            }
         }
         match self.publish_guarded(completed).await {
             Ok(o) => Ok(o),

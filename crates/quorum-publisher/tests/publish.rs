@@ -283,19 +283,54 @@ async fn a_publisher_that_crashed_before_posting_does_not_block_the_review() {
     let p =
         Publisher::new(store.clone(), sink.clone(), Metrics::new()).with_lease(std::time::Duration::from_millis(100));
     let c = completed("j", &[2], PublishMode::Direct);
-    let busy = p.publish(&c).await;
-    assert!(
-        matches!(busy, Err(quorum_runtime::HandlerError::Retryable(_))),
-        "{busy:?}"
-    );
-    assert!(sink.posted.lock().unwrap().is_empty());
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // It waits for the lease to lapse (rather than spending the message's
+    // attempts at once) and takes it over.
     assert_eq!(
         p.publish(&c).await.unwrap(),
         Outcome::Posted,
         "the lapsed lease is taken over"
     );
     assert_eq!(sink.posted.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_publisher_waiting_on_a_live_one_sees_its_review_and_posts_nothing() {
+    let sink = Arc::new(ScriptedSink::default());
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    store.put_job(&sample_job("j", 1)).await.unwrap();
+    // A live replica holds the lease and finishes while this one waits.
+    assert!(store.acquire_lease("publish:j", 60_000).await.unwrap());
+    let p = Publisher::new(store.clone(), sink.clone(), Metrics::new()).with_lease(std::time::Duration::from_secs(60));
+    let finisher = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            store
+                .set_run_state("j", quorum_core::RunState::Published, None)
+                .await
+                .unwrap();
+        })
+    };
+    let c = completed("j", &[2], PublishMode::Direct);
+    assert_eq!(p.publish(&c).await.unwrap(), Outcome::AlreadyPublished);
+    finisher.await.unwrap();
+    assert!(sink.posted.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_lease_that_never_lapses_is_a_retryable_error_after_one_lease() {
+    let sink = Arc::new(ScriptedSink::default());
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    store.put_job(&sample_job("j", 1)).await.unwrap();
+    assert!(store.acquire_lease("publish:j", 60_000).await.unwrap());
+    let p =
+        Publisher::new(store.clone(), sink.clone(), Metrics::new()).with_lease(std::time::Duration::from_millis(300));
+    let busy = p.publish(&completed("j", &[2], PublishMode::Direct)).await;
+    assert!(
+        matches!(busy, Err(quorum_runtime::HandlerError::Retryable(_))),
+        "{busy:?}"
+    );
+    assert!(sink.posted.lock().unwrap().is_empty());
 }
 
 /// The operator API's path: a decision on `review.draft.decided` is applied by

@@ -366,7 +366,9 @@ mod tests {
             body: body.into(),
             what: "GET /repos/o/r/pulls/1".into(),
         };
-        let cut = answer(r#"{"number": 1, "title": "Fix the"#).json::<serde_json::Value>().unwrap_err();
+        let cut = answer(r#"{"number": 1, "title": "Fix the"#)
+            .json::<serde_json::Value>()
+            .unwrap_err();
         assert!(matches!(cut, super::ApiError::Unavailable { .. }), "{cut}");
         assert!(cut.to_string().contains("cut off"), "{cut}");
         let wrong = answer(r#"{"number": "one"}"#)
