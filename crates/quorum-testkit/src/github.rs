@@ -666,7 +666,7 @@ fn answer(
     let parsed: Value = if body.is_empty() {
         Value::Null
     } else {
-        match serde_json::from_slice(&body) {
+        match serde_json::from_slice(body) {
             Ok(v) => v,
             Err(e) => {
                 st.violations.push(format!("{method} {path}: body is not JSON: {e}"));
@@ -678,7 +678,7 @@ fn answer(
         let problems = st.api.check_request(method.as_str(), &path, &parsed);
         st.violations.extend(problems);
     }
-    let (status, value, extra) = st.route(&method, &uri, &headers, &parsed);
+    let (status, value, extra) = st.route(method, uri, headers, &parsed);
     if st.api.operation(method.as_str(), &path).is_some() && status < 300 {
         let problems = st.api.check_response(method.as_str(), &path, status, &value);
         st.violations.extend(problems);
