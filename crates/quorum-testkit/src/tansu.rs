@@ -26,8 +26,17 @@ pub fn binary() -> Option<String> {
 }
 
 impl Tansu {
+    /// On `QUORUM_TEST_TANSU_STORAGE` (default `memory://tansu/`; `sqlite`:
+    /// a fresh sqlite file for this broker, for a tansu built with sqlite).
     pub async fn start(bin: &str) -> Tansu {
         let storage = std::env::var("QUORUM_TEST_TANSU_STORAGE").unwrap_or_else(|_| "memory://tansu/".into());
+        let storage = if storage == "sqlite" {
+            let dir = std::env::temp_dir().join(format!("quorum-tansu-{}", uuid_like()));
+            std::fs::create_dir_all(&dir).expect("tansu data dir");
+            format!("sqlite://{}", dir.join("tansu.db").display())
+        } else {
+            storage
+        };
         Self::start_with(bin, &storage).await
     }
 
@@ -109,6 +118,13 @@ impl Tansu {
         self.child = Self::spawn(&self.bin, &self.args);
         self.wait_listening();
     }
+}
+
+/// A name no other test process picks at the same time.
+fn uuid_like() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("{}-{nanos}", std::process::id())
 }
 
 impl Drop for Tansu {
