@@ -509,6 +509,14 @@ async fn run() -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     let drained_in = chaos_end.elapsed();
+    // Where the work sits when the wait ends: lag per consumer group.
+    let lag: Value = {
+        let bus = quorum_runtime::BusConfig::new(bootstrap.clone());
+        match tokio::task::spawn_blocking(move || quorum_runtime::fleet::measure(&bus)).await? {
+            Ok(h) => json!(h.groups.iter().map(|g| (g.group, g.lag)).collect::<BTreeMap<_, _>>()),
+            Err(e) => json!({ "not measured": e.to_string() }),
+        }
+    };
     // A late duplicate would come within a few seconds of the last run.
     tokio::time::sleep(Duration::from_secs(5)).await;
 
@@ -558,6 +566,7 @@ async fn run() -> anyhow::Result<()> {
         "posted_twice": twice,
         "runs_not_published": not_published,
         "stalled": stalled,
+        "lag_by_group_at_the_end": lag,
         "dlq_empty": dlq_empty,
         "dlq_messages": dlq.len(),
         "dlq_first_errors": dlq_errors,
