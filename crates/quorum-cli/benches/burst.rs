@@ -21,35 +21,20 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use quorum_cli::bench::percentile;
 use quorum_cli::webhook::{open_pull_request, pull_request_payload};
 use quorum_core::RunState;
 use quorum_eval::{build_case_repo, case::load_case};
 use quorum_store::{RedisStore, StateStore};
-use quorum_testkit::scripted_model::{Scripted, ScriptedModel};
 use quorum_testkit::{RedisServer, bin_dir, free_port, wait_for_port};
-use serde_json::{Value, json};
+use serde_json::json;
+use support::{CASE, REPO, SERVICES, anchor_line, env_or, stand_in};
 
-const REPO: &str = "storefront/shop";
-const CASE: &str = "01-sql-fstring-email-lookup";
+mod support;
+
 const SECRET: &[u8] = b"bench-burst";
 const MODEL: &str = "stand-in";
-/// Services that consume, with the group name their metrics carry.
-const SERVICES: [&str; 8] = [
-    "agent-static",
-    "agent-reviewer",
-    "agent-security",
-    "agent-tests",
-    "aggregator",
-    "critic",
-    "publisher",
-    "indexer",
-];
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
 
 struct Procs(Vec<(String, u16, Child)>);
 
@@ -68,40 +53,6 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?
         .block_on(run())
-}
-
-/// The stand-in model: one finding at the case's defect for every reviewer
-/// role, "keep" for every finding the critic asks about; each answer after
-/// `latency`.
-async fn stand_in(latency: Duration, file: String, line: u32) -> ScriptedModel {
-    ScriptedModel::respond(move |req: &Value, _| {
-        let system = req["messages"][0]["content"].as_str().unwrap_or_default();
-        let answer = if system.contains("critic of a code review bot") {
-            let user = req["messages"][1]["content"].as_str().unwrap_or_default();
-            let decisions: Vec<Value> = (0..user.matches("\"index\":").count())
-                .map(|i| json!({"index": i, "keep": true, "reason": "stand-in", "confidence": 0.9, "severity": "critical"}))
-                .collect();
-            json!({"decisions": decisions})
-        } else {
-            json!({"findings": [{"file": file, "line": line, "start_line": null, "category": "security",
-                "severity": "critical", "confidence": 0.9, "title": "User input reaches the SQL text",
-                "explanation": "stand-in finding", "suggestion": null, "evidence": ["stand-in"]}]})
-        };
-        Scripted::content(&answer.to_string()).after(latency)
-    })
-    .await
-}
-
-/// The defect's line in the head version of the case's file.
-fn anchor_line(fixture: &Path) -> anyhow::Result<(String, u32)> {
-    let case = load_case(&fixture.join(format!("cases/{CASE}.json")))?;
-    let exp = case.expected.first().context("the case has an expected finding")?;
-    let mut text = std::fs::read_to_string(fixture.join(&exp.file))?;
-    for e in case.edits.iter().filter(|e| e.file == exp.file) {
-        text = text.replacen(&e.find, &e.replace, 1);
-    }
-    let at = text.find(&exp.anchor).context("anchor in the edited file")?;
-    Ok((exp.file.clone(), text[..at].matches('\n').count() as u32 + 1))
 }
 
 /// `quorum_worker_in_flight` per service label in a `/metrics` text.

@@ -36,28 +36,14 @@ use quorum_core::RunState;
 use quorum_eval::{build_case_repo, case::load_case};
 use quorum_store::{RedisStore, StateStore};
 use quorum_testkit::github::{EmulatedFile, EmulatedPr, Fault, GitHubEmulator};
-use quorum_testkit::scripted_model::{Scripted, ScriptedModel};
 use quorum_testkit::{RedisServer, bin_dir, free_port, wait_for_port};
 use serde_json::{Value, json};
+use support::{CASE, REPO, SERVICES, anchor_line, env_or, stand_in};
 
-const REPO: &str = "storefront/shop";
-const CASE: &str = "01-sql-fstring-email-lookup";
+mod support;
+
 const SECRET: &[u8] = b"chaos-secret";
 const TOKEN: &str = "ghp_chaos";
-const SERVICES: [&str; 8] = [
-    "agent-static",
-    "agent-reviewer",
-    "agent-security",
-    "agent-tests",
-    "aggregator",
-    "critic",
-    "publisher",
-    "indexer",
-];
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
 
 /// A tiny deterministic generator (the schedule repeats with the seed).
 struct Rng(u64);
@@ -81,6 +67,7 @@ impl Rng {
 struct Service {
     name: String,
     binary: String,
+    args: Vec<String>,
     port: u16,
     env: Vec<(&'static str, String)>,
     log: PathBuf,
@@ -93,7 +80,7 @@ impl Service {
         anyhow::ensure!(path.exists(), "{} is not built (make chaos builds it)", path.display());
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log)?;
         let mut cmd = Command::new(path);
-        cmd.stdout(Stdio::null()).stderr(log);
+        cmd.args(&self.args).stdout(Stdio::null()).stderr(log);
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
@@ -137,27 +124,6 @@ impl Broker {
     }
 }
 
-/// The stand-in model: one finding at the case's defect for every reviewer
-/// role, "keep" for every finding the critic asks about.
-async fn stand_in(latency: Duration, file: String, line: u32) -> ScriptedModel {
-    ScriptedModel::respond(move |req: &Value, _| {
-        let system = req["messages"][0]["content"].as_str().unwrap_or_default();
-        let answer = if system.contains("critic of a code review bot") {
-            let user = req["messages"][1]["content"].as_str().unwrap_or_default();
-            let decisions: Vec<Value> = (0..user.matches("\"index\":").count())
-                .map(|i| json!({"index": i, "keep": true, "reason": "stand-in", "confidence": 0.9, "severity": "critical"}))
-                .collect();
-            json!({"decisions": decisions})
-        } else {
-            json!({"findings": [{"file": file, "line": line, "start_line": null, "category": "security",
-                "severity": "critical", "confidence": 0.9, "title": "User input reaches the SQL text",
-                "explanation": "stand-in finding", "suggestion": null, "evidence": ["stand-in"]}]})
-        };
-        Scripted::content(&answer.to_string()).after(latency)
-    })
-    .await
-}
-
 fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
     let out = Command::new("git").arg("-C").arg(dir).args(args).output()?;
     anyhow::ensure!(
@@ -199,18 +165,6 @@ fn publish_case(emu: &GitHubEmulator, dir: &Path, base: &str, head: &str, title:
         labels: vec![],
         files,
     })
-}
-
-/// The defect's line in the head version of the case's file.
-fn anchor_line(fixture: &Path) -> anyhow::Result<(String, u32)> {
-    let case = load_case(&fixture.join(format!("cases/{CASE}.json")))?;
-    let exp = case.expected.first().context("the case has an expected finding")?;
-    let mut text = std::fs::read_to_string(fixture.join(&exp.file))?;
-    for e in case.edits.iter().filter(|e| e.file == exp.file) {
-        text = text.replacen(&e.find, &e.replace, 1);
-    }
-    let at = text.find(&exp.anchor).context("anchor in the edited file")?;
-    Ok((exp.file.clone(), text[..at].matches('\n').count() as u32 + 1))
 }
 
 fn main() -> anyhow::Result<()> {
@@ -270,23 +224,17 @@ async fn run() -> anyhow::Result<()> {
         ),
         None => {
             broker_restarts = 0;
+            let port = free_port();
             let mut s = Service {
                 name: "broker".into(),
                 binary: "quorum".into(),
-                port: free_port(),
+                args: vec!["broker".into(), "--port".into(), port.to_string()],
+                port,
                 env: vec![],
                 log: logs.join("broker.log"),
                 child: None,
             };
-            let path = bin_dir().join("quorum");
-            let log = std::fs::File::create(&s.log)?;
-            s.child = Some(
-                Command::new(path)
-                    .args(["broker", "--port", &s.port.to_string()])
-                    .stdout(Stdio::null())
-                    .stderr(log)
-                    .spawn()?,
-            );
+            s.spawn()?;
             anyhow::ensure!(wait_for_port(s.port, Duration::from_secs(20)), "broker did not start");
             Broker::Mock(s)
         }
@@ -315,6 +263,7 @@ async fn run() -> anyhow::Result<()> {
     let service = |name: &str, binary: &str| Service {
         name: name.into(),
         binary: binary.into(),
+        args: vec![],
         port: free_port(),
         env: common.clone(),
         log: logs.join(format!("{name}.log")),
@@ -435,7 +384,7 @@ async fn run() -> anyhow::Result<()> {
                 }
                 "redis" => {
                     let down = rng.millis(500, 3000);
-                    tokio::task::block_in_place(|| redis.restart(&redis_dir, down));
+                    tokio::task::block_in_place(|| redis.restart(down));
                     done_redis += 1;
                 }
                 "scale-out" => {

@@ -46,7 +46,7 @@ pub fn past_reviews_for(threads: &[quorum_memory::PastThread], req: &ReviewReque
 }
 
 /// `repo`'s learned state as stored (`None`: nothing learned yet).
-pub async fn stored_state(store: &dyn StateStore, repo: &str) -> Result<Option<MemoryState>, String> {
+async fn stored_state(store: &dyn StateStore, repo: &str) -> Result<Option<MemoryState>, String> {
     match store.get_memory(repo).await.map_err(|e| e.to_string())? {
         Some(json) => serde_json::from_str(&json)
             .map(Some)
@@ -133,14 +133,15 @@ const REFRESH_LEASE_MS: u64 = 300_000;
 
 /// Brings a repository's memory up to date from its SCM: at most `max_prs`
 /// pull requests from the checkpointed cursor, under the `memory:{repo}`
-/// lease that `quorum memory` also takes. `Ok(None)`: someone else holds it.
+/// lease that `quorum memory` also takes. Returns what the run did and the
+/// state it saved; `Ok(None)`: someone else holds the lease.
 pub async fn refresh(
     store: &dyn StateStore,
     source: &dyn quorum_memory::HistorySource,
     repo: &str,
     max_prs: usize,
     also: &[u64],
-) -> Result<Option<quorum_memory::IngestSummary>, String> {
+) -> Result<Option<(quorum_memory::IngestSummary, MemoryState)>, String> {
     let lease = quorum_memory::lease_name(repo);
     if !store
         .acquire_lease(&lease, REFRESH_LEASE_MS)
@@ -150,17 +151,13 @@ pub async fn refresh(
         return Ok(None);
     }
     let result = async {
-        let mut state = match store.get_memory(repo).await.map_err(|e| e.to_string())? {
-            Some(json) => serde_json::from_str::<MemoryState>(&json)
-                .map_err(|e| format!("the stored memory state is not readable: {e}"))?,
-            None => MemoryState::default(),
-        };
+        let mut state = stored_state(store, repo).await?.unwrap_or_default();
         let opts = quorum_memory::IngestOptions {
             max_prs: Some(max_prs),
             also: also.to_vec(),
             ..Default::default()
         };
-        quorum_memory::ingest(
+        let summary = quorum_memory::ingest(
             source,
             &StoreCheckpoint { store, repo },
             repo,
@@ -169,7 +166,8 @@ pub async fn refresh(
             &|_, _| {},
         )
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+        Ok((summary, state))
     }
     .await;
     if let Err(e) = store.release_lease(&lease).await {

@@ -117,7 +117,7 @@ impl Handler for IndexHandler {
                 .observe(outcome.build_ms as f64 / 1000.0);
         }
         tracing::info!(repo, git_ref = %req.git_ref, commit = %commit, outcome = label, "indexed");
-        let mut memory_refreshed = false;
+        let mut refreshed_state = None;
         if let (Some(memory), Some(_)) = (&self.memory, branch) {
             match quorum_context::memory::refresh(
                 self.store.as_ref(),
@@ -128,13 +128,13 @@ impl Handler for IndexHandler {
             )
             .await
             {
-                Ok(Some(s)) if s.failed.is_empty() => {
-                    memory_refreshed = true;
-                    tracing::info!(repo, summary = %s.line(), "review memory refreshed")
-                }
-                Ok(Some(s)) => {
-                    memory_refreshed = true;
-                    tracing::warn!(repo, summary = %s.line(), failed = ?s.failed, "review memory refreshed in part")
+                Ok(Some((s, state))) => {
+                    if s.failed.is_empty() {
+                        tracing::info!(repo, summary = %s.line(), "review memory refreshed")
+                    } else {
+                        tracing::warn!(repo, summary = %s.line(), failed = ?s.failed, "review memory refreshed in part")
+                    }
+                    refreshed_state = Some(state);
                 }
                 Ok(None) => tracing::info!(repo, "review memory is being refreshed elsewhere"),
                 Err(e) => tracing::warn!(repo, error = %e, "review memory not refreshed; the next push tries again"),
@@ -182,8 +182,8 @@ impl Handler for IndexHandler {
                     "search index updated"
                 );
             }
-            if memory_refreshed {
-                self.sync_reviews(search, repo).await;
+            if let Some(state) = &refreshed_state {
+                self.sync_reviews(search, repo, state).await;
             }
         }
         Ok(vec![])
@@ -191,15 +191,11 @@ impl Handler for IndexHandler {
 }
 
 impl IndexHandler {
-    /// Brings the `reviews` collection to review memory's threads. Like the
+    /// Brings the `reviews` collection to the threads of the state memory's
+    /// refresh just saved. Like the
     /// refresh itself, best effort: a failure is logged and the next
     /// refresh catches up (only what changed is embedded).
-    async fn sync_reviews(&self, search: &HybridIndex, repo: &str) {
-        let state = match quorum_context::memory::stored_state(self.store.as_ref(), repo).await {
-            Ok(Some(s)) => s,
-            Ok(None) => return,
-            Err(e) => return tracing::warn!(repo, error = %e, "reviews not indexed"),
-        };
+    async fn sync_reviews(&self, search: &HybridIndex, repo: &str, state: &quorum_memory::MemoryState) {
         let docs: Vec<quorum_search::reviews::ReviewDoc> = state.threads.values().map(Into::into).collect();
         match search.index_reviews(repo, &docs, &|_, _| {}).await {
             Ok(s) => {

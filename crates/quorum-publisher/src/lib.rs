@@ -36,6 +36,14 @@ pub struct Publisher {
     lease: std::time::Duration,
 }
 
+/// Whether a run needs nothing more from a publisher.
+fn settled(state: RunState) -> bool {
+    matches!(
+        state,
+        RunState::Published | RunState::Draft | RunState::Approved | RunState::Discarded
+    )
+}
+
 /// How often a publisher waiting for another's lease looks again.
 const LEASE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
@@ -106,12 +114,7 @@ impl Publisher {
     pub async fn publish(&self, completed: &CompletedReview) -> Result<Outcome, HandlerError> {
         let job_id = &completed.request.job_id;
         let run = self.store.get_run(job_id).await.map_err(HandlerError::retryable)?;
-        if run.is_some_and(|r| {
-            matches!(
-                r.state,
-                RunState::Published | RunState::Draft | RunState::Approved | RunState::Discarded
-            )
-        }) {
+        if run.is_some_and(|r| settled(r.state)) {
             return Ok(Outcome::AlreadyPublished);
         }
         let lease = format!("publish:{job_id}");
@@ -135,12 +138,7 @@ impl Publisher {
             }
             tokio::time::sleep(LEASE_POLL.min(self.lease)).await;
             let run = self.store.get_run(job_id).await.map_err(HandlerError::retryable)?;
-            if run.is_some_and(|r| {
-                matches!(
-                    r.state,
-                    RunState::Published | RunState::Draft | RunState::Approved | RunState::Discarded
-                )
-            }) {
+            if run.is_some_and(|r| settled(r.state)) {
                 return Ok(Outcome::AlreadyPublished);
             }
         }

@@ -23,6 +23,7 @@ use crate::SearchError;
 use crate::chunk::Kind;
 use crate::store::{
     ChunkPayload, ChunkPoint, DENSE, HybridQuery, INDEXED_FIELDS, IndexMeta, Ranking, SPARSE, ScoredChunk, VectorStore,
+    value_text,
 };
 
 pub struct EdgeStore {
@@ -101,17 +102,6 @@ fn payload_of(p: Option<qdrant_edge::Payload>) -> Result<ChunkPayload, SearchErr
     let map = p.map(|p| p.0).unwrap_or_default();
     serde_json::from_value(Value::Object(map.into_iter().collect()))
         .map_err(|e| SearchError::Store(format!("embedded Qdrant: a point's payload is not a chunk: {e}")))
-}
-
-/// A payload value as text: strings as they are, numbers and booleans in
-/// their JSON spelling.
-fn text_of(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
 }
 
 fn uuid_of(id: PointId) -> uuid::Uuid {
@@ -310,7 +300,7 @@ impl VectorStore for EdgeStore {
                 let (records, next) = shard.scroll(req).map_err(engine_err("listing points"))?;
                 for r in records {
                     let p = r.payload.map(|p| p.0).unwrap_or_default();
-                    if let (Some(k), Some(v)) = (p.get(&key).and_then(text_of), p.get(&value).and_then(text_of)) {
+                    if let (Some(k), Some(v)) = (p.get(&key).and_then(value_text), p.get(&value).and_then(value_text)) {
                         out.insert(k, v);
                     }
                 }

@@ -20,7 +20,7 @@ use crate::SearchError;
 use crate::chunk::Kind;
 use crate::store::{
     ChunkPayload, ChunkPoint, DENSE, HybridQuery, INDEXED_FIELDS, IndexMeta, Ranking, SPARSE, ScoredChunk, VectorStore,
-    collection,
+    collection, value_text,
 };
 
 pub struct ServerStore {
@@ -229,12 +229,7 @@ impl VectorStore for ServerStore {
             let resp = self.client.scroll(req).await.map_err(err("listing points"))?;
             for p in resp.result {
                 let j = payload_json(p.payload);
-                let text = |v: &serde_json::Value| match v {
-                    serde_json::Value::String(s) => Some(s.clone()),
-                    serde_json::Value::Number(_) | serde_json::Value::Bool(_) => Some(v.to_string()),
-                    _ => None,
-                };
-                if let (Some(k), Some(v)) = (text(&j[key]), text(&j[value])) {
+                if let (Some(k), Some(v)) = (value_text(&j[key]), value_text(&j[value])) {
                     out.insert(k, v);
                 }
             }

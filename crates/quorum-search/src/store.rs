@@ -169,6 +169,16 @@ pub fn chunk_id(repo: &str, kind: Kind, path: &str, start_line: u32, file_hash: 
     uuid::Builder::from_random_bytes(b).into_uuid()
 }
 
+/// A payload value as text, for [`VectorStore::field_pairs`]: strings as
+/// they are, numbers and booleans in their JSON spelling.
+pub(crate) fn value_text(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(_) | serde_json::Value::Bool(_) => Some(v.to_string()),
+        _ => None,
+    }
+}
+
 /// The collection name of a kind, under a configurable prefix.
 pub fn collection(prefix: &str, kind: Kind) -> String {
     format!("{prefix}_{}", kind.as_str())

@@ -17,44 +17,48 @@ pub fn free_port() -> u16 {
 pub struct RedisServer {
     child: Child,
     pub port: u16,
-    _dir: tempfile::TempDir,
+    /// Where its files are: a throwaway directory, or the caller's for a
+    /// durable server.
+    dir: std::path::PathBuf,
+    _tmp: Option<tempfile::TempDir>,
 }
 
 impl RedisServer {
     /// Starts `redis-server` (from `$REDIS_SERVER` or `PATH`). Panics with a
     /// clear message when it is not installed: `make test` installs it.
     pub fn start() -> RedisServer {
-        let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         for _ in 0..5 {
             let dir = tempfile::tempdir().expect("temp dir");
             let port = free_port();
-            let child = Command::new(&bin)
-                .args([
-                    "--port",
-                    &port.to_string(),
-                    "--bind",
-                    "127.0.0.1",
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                ])
-                .current_dir(dir.path())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap_or_else(|e| {
-                    panic!(
-                        "cannot start `{bin}` ({e}); install it with `apt-get install redis-server` (make test does)"
-                    )
-                });
-            let server = RedisServer { child, port, _dir: dir };
+            let child = Self::spawn(port, dir.path(), &["--save", "", "--appendonly", "no"]);
+            let server = RedisServer {
+                child,
+                port,
+                dir: dir.path().to_path_buf(),
+                _tmp: Some(dir),
+            };
             if wait_for_port(port, Duration::from_secs(10)) {
                 return server;
             }
             drop(server);
         }
         panic!("redis-server did not start on any of 5 ports");
+    }
+
+    /// `redis-server` on `port` with its files in `dir` and these settings.
+    fn spawn(port: u16, dir: &std::path::Path, settings: &[&str]) -> Child {
+        let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        Command::new(&bin)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--dir"])
+            .arg(dir)
+            .args(settings)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start `{bin}` ({e}); install it with `apt-get install redis-server` (make test does)")
+            })
     }
 
     pub fn url(&self) -> String {
@@ -65,11 +69,12 @@ impl RedisServer {
     /// `kill -9` and [`Self::restart`] lose nothing acknowledged.
     pub fn start_durable(dir: &std::path::Path) -> RedisServer {
         let port = free_port();
-        let child = Self::spawn_durable(dir, port);
+        let child = Self::spawn(port, dir, &Self::DURABLE);
         let server = RedisServer {
             child,
             port,
-            _dir: tempfile::tempdir().expect("temp dir"),
+            dir: dir.to_path_buf(),
+            _tmp: None,
         };
         assert!(
             wait_for_port(port, Duration::from_secs(10)),
@@ -78,36 +83,16 @@ impl RedisServer {
         server
     }
 
-    fn spawn_durable(dir: &std::path::Path, port: u16) -> Child {
-        let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
-        Command::new(&bin)
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "yes",
-                "--appendfsync",
-                "always",
-                "--dir",
-            ])
-            .arg(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start `{bin}`: {e}"))
-    }
+    /// Every write appended and fsynced before it is acknowledged.
+    const DURABLE: [&str; 6] = ["--save", "", "--appendonly", "yes", "--appendfsync", "always"];
 
     /// `kill -9`, then the same server on the same port and data
     /// ([`Self::start_durable`] only). Returns once it accepts connections.
-    pub fn restart(&mut self, dir: &std::path::Path, down_for: Duration) {
+    pub fn restart(&mut self, down_for: Duration) {
         let _ = self.child.kill();
         let _ = self.child.wait();
         std::thread::sleep(down_for);
-        self.child = Self::spawn_durable(dir, self.port);
+        self.child = Self::spawn(self.port, &self.dir, &Self::DURABLE);
         assert!(
             wait_for_port(self.port, Duration::from_secs(30)),
             "redis-server did not come back"
