@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: run demo docs-check mcp-check bench-mcp bench-console console-check mutate mutate-check test-broker broker-smoke tansu tansu-sqlite chaos chaos-mock eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: prune-cache run demo docs-check mcp-check bench-mcp bench-console console-check mutate mutate-check test-broker broker-smoke tansu tansu-sqlite chaos chaos-mock eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -204,7 +204,7 @@ eval-memory-check: build
 	python3 eval/memory/check.py $${TMPDIR:-/tmp}/quorum-memory-results.json
 	python3 -m pytest -q -p no:cacheprovider eval/memory/tests
 
-test: deps-test deps-deploy docs-check lint unit fixture-tests deploy-check mcp-check console-check broker-smoke eval-check heldout-check mutate-check eval-memory-check
+test: prune-cache deps-test deps-deploy docs-check lint unit fixture-tests deploy-check mcp-check console-check broker-smoke eval-check heldout-check mutate-check eval-memory-check
 
 # Other codebases: seeded-bug cases (eval/heldout/<pkg>, each set's README
 # says what it holds) on the released source of packages fetched from their
@@ -341,3 +341,9 @@ eval-llm: llm-deps build
 
 clean-cache:
 	rm -rf $(CARGO_TARGET_DIR)
+
+# The cache keeps every build's test binaries (~100 MB each) and cargo never
+# removes the old: it reached 72 GB and filled the disk. Keeps the newest of
+# each name and drops oversized incremental state (deploy/dev/prune_target.py).
+prune-cache:
+	@python3 deploy/dev/prune_target.py $(CARGO_TARGET_DIR)

@@ -132,6 +132,8 @@ enum StateHome {
 
 /// A lease long enough for one batch; a crashed holder frees it by itself.
 const LEASE_MS: u64 = 120_000;
+/// This process, in the memory lease.
+static LEASE_HOLDER: std::sync::LazyLock<String> = std::sync::LazyLock::new(quorum_store::new_lease_holder);
 
 impl StateHome {
     async fn open(a: &StateArgs) -> anyhow::Result<StateHome> {
@@ -156,7 +158,9 @@ impl StateHome {
     /// interleave read-modify-write.
     async fn lock(&self, repo: &str) -> anyhow::Result<()> {
         if let StateHome::Store(s) = self
-            && !s.acquire_lease(&quorum_memory::lease_name(repo), LEASE_MS).await?
+            && !s
+                .acquire_lease(&quorum_memory::lease_name(repo), &LEASE_HOLDER, LEASE_MS)
+                .await?
         {
             bail!("another `quorum memory` run holds the memory of {repo}; try again when it ends");
         }
@@ -165,7 +169,7 @@ impl StateHome {
 
     async fn unlock(&self, repo: &str) {
         if let StateHome::Store(s) = self
-            && let Err(e) = s.release_lease(&quorum_memory::lease_name(repo)).await
+            && let Err(e) = s.release_lease(&quorum_memory::lease_name(repo), &LEASE_HOLDER).await
         {
             tracing::warn!(error = %e, "memory lease not released; it lapses by itself");
         }

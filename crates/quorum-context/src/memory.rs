@@ -143,8 +143,9 @@ pub async fn refresh(
     also: &[u64],
 ) -> Result<Option<(quorum_memory::IngestSummary, MemoryState)>, String> {
     let lease = quorum_memory::lease_name(repo);
+    let holder = quorum_store::new_lease_holder();
     if !store
-        .acquire_lease(&lease, REFRESH_LEASE_MS)
+        .acquire_lease(&lease, &holder, REFRESH_LEASE_MS)
         .await
         .map_err(|e| e.to_string())?
     {
@@ -170,7 +171,7 @@ pub async fn refresh(
         Ok((summary, state))
     }
     .await;
-    if let Err(e) = store.release_lease(&lease).await {
+    if let Err(e) = store.release_lease(&lease, &holder).await {
         tracing::warn!(repo, error = %e, "memory lease not released; it lapses by itself");
     }
     result.map(Some)

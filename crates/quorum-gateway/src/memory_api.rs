@@ -86,7 +86,8 @@ pub(crate) async fn decide(State(api): State<OperatorApi>, headers: HeaderMap, r
         return error(StatusCode::BAD_REQUEST, e);
     }
     let lease = quorum_memory::lease_name(&b.repo);
-    match api.store().acquire_lease(&lease, LEASE_MS).await {
+    let holder = quorum_store::new_lease_holder();
+    match api.store().acquire_lease(&lease, &holder, LEASE_MS).await {
         Ok(true) => {}
         Ok(false) => {
             return error(
@@ -100,7 +101,7 @@ pub(crate) async fn decide(State(api): State<OperatorApi>, headers: HeaderMap, r
         Err(e) => return unavailable(e),
     }
     let result = apply(&api, &b).await;
-    if let Err(e) = api.store().release_lease(&lease).await {
+    if let Err(e) = api.store().release_lease(&lease, &holder).await {
         tracing::warn!(repo = %b.repo, error = %e, "memory lease not released; it lapses by itself");
     }
     result

@@ -34,6 +34,8 @@ pub struct Publisher {
     metrics: Metrics,
     /// How long a publisher may hold a job before another may take over.
     lease: std::time::Duration,
+    /// This publisher's name in the store's leases.
+    instance: String,
 }
 
 /// Whether a run needs nothing more from a publisher.
@@ -65,6 +67,7 @@ impl Publisher {
             sink,
             metrics,
             lease: DEFAULT_LEASE,
+            instance: quorum_store::new_lease_holder(),
         }
     }
 
@@ -111,7 +114,18 @@ impl Publisher {
         })
     }
 
+    /// Publishes as a holder of its own: every call is a different
+    /// publisher as far as the lease goes.
     pub async fn publish(&self, completed: &CompletedReview) -> Result<Outcome, HandlerError> {
+        self.publish_as(completed, &quorum_store::new_lease_holder()).await
+    }
+
+    /// Publishes holding the job's lease as `holder`. The same holder takes
+    /// its own lease again: a retry whose first attempt posted but could not
+    /// release the lease (the store went down in between) goes on at once
+    /// instead of waiting out a lease nobody else holds (found by
+    /// `make chaos` with Redis restarts).
+    pub async fn publish_as(&self, completed: &CompletedReview, holder: &str) -> Result<Outcome, HandlerError> {
         let job_id = &completed.request.job_id;
         let run = self.store.get_run(job_id).await.map_err(HandlerError::retryable)?;
         if run.is_some_and(|r| settled(r.state)) {
@@ -127,7 +141,7 @@ impl Publisher {
         let waiting_since = std::time::Instant::now();
         while !self
             .store
-            .acquire_lease(&lease, ttl)
+            .acquire_lease(&lease, holder, ttl)
             .await
             .map_err(HandlerError::retryable)?
         {
@@ -146,8 +160,8 @@ impl Publisher {
             Ok(o) => Ok(o),
             Err(e) => {
                 // Let the retry post.
-                if let Err(store_err) = self.store.release_lease(&lease).await {
-                    tracing::warn!(job_id, error = %store_err, "could not release the publish lease; the retry waits for it to expire");
+                if let Err(store_err) = self.store.release_lease(&lease, holder).await {
+                    tracing::warn!(job_id, error = %store_err, "could not release the publish lease; this delivery's retry takes it again, another publisher waits for it to lapse");
                 }
                 if let Err(store_err) = self
                     .store
@@ -277,7 +291,10 @@ impl Handler for CompletedHandler {
         let span = tracing::Span::current();
         span.record("repo", completed.request.repo.full_name.as_str());
         span.record("pr", completed.request.number);
-        self.0.publish(&completed).await?;
+        // One holder per delivery: its retries share the lease, a duplicate
+        // of the message (another offset) or another publisher does not.
+        let holder = format!("{}:{}/{}@{}", self.0.instance, d.topic, d.partition, d.offset);
+        self.0.publish_as(&completed, &holder).await?;
         Ok(vec![])
     }
 }

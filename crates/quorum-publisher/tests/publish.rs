@@ -279,7 +279,7 @@ async fn a_publisher_that_crashed_before_posting_does_not_block_the_review() {
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
     store.put_job(&sample_job("j", 1)).await.unwrap();
     // The crashed replica took the lease and died before posting.
-    assert!(store.acquire_lease("publish:j", 100).await.unwrap());
+    assert!(store.acquire_lease("publish:j", "crashed", 100).await.unwrap());
     let p =
         Publisher::new(store.clone(), sink.clone(), Metrics::new()).with_lease(std::time::Duration::from_millis(100));
     let c = completed("j", &[2], PublishMode::Direct);
@@ -299,7 +299,7 @@ async fn a_publisher_waiting_on_a_live_one_sees_its_review_and_posts_nothing() {
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
     store.put_job(&sample_job("j", 1)).await.unwrap();
     // A live replica holds the lease and finishes while this one waits.
-    assert!(store.acquire_lease("publish:j", 60_000).await.unwrap());
+    assert!(store.acquire_lease("publish:j", "live", 60_000).await.unwrap());
     let p = Publisher::new(store.clone(), sink.clone(), Metrics::new()).with_lease(std::time::Duration::from_secs(60));
     let finisher = {
         let store = store.clone();
@@ -322,7 +322,7 @@ async fn a_lease_that_never_lapses_is_a_retryable_error_after_one_lease() {
     let sink = Arc::new(ScriptedSink::default());
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
     store.put_job(&sample_job("j", 1)).await.unwrap();
-    assert!(store.acquire_lease("publish:j", 60_000).await.unwrap());
+    assert!(store.acquire_lease("publish:j", "stuck", 60_000).await.unwrap());
     let p =
         Publisher::new(store.clone(), sink.clone(), Metrics::new()).with_lease(std::time::Duration::from_millis(300));
     let busy = p.publish(&completed("j", &[2], PublishMode::Direct)).await;
@@ -331,6 +331,24 @@ async fn a_lease_that_never_lapses_is_a_retryable_error_after_one_lease() {
         "{busy:?}"
     );
     assert!(sink.posted.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_retry_takes_back_the_lease_its_first_attempt_could_not_release() {
+    // The first attempt took the lease and failed after it (the store went
+    // down), so the lease outlived it. Its retry, the same holder, goes on
+    // at once; a minute-long lease says any wait would have shown.
+    let sink = Arc::new(ScriptedSink::default());
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    store.put_job(&sample_job("j", 1)).await.unwrap();
+    assert!(store.acquire_lease("publish:j", "delivery-7", 60_000).await.unwrap());
+    let p = Publisher::new(store.clone(), sink.clone(), Metrics::new()).with_lease(std::time::Duration::from_secs(60));
+    let c = completed("j", &[2], PublishMode::Direct);
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(30), p.publish_as(&c, "delivery-7"))
+        .await
+        .expect("the retry waited on its own lease");
+    assert_eq!(outcome.unwrap(), Outcome::Posted);
+    assert_eq!(sink.posted.lock().unwrap().len(), 1);
 }
 
 /// The operator API's path: a decision on `review.draft.decided` is applied by

@@ -21,6 +21,12 @@ pub use memory::MemoryStore;
 pub use model::{Claim, JobRecord, RunRecord};
 pub use redis_store::RedisStore;
 
+/// A fresh lease-holder name, unique across processes and hosts (a pid alone
+/// is 1 in every container).
+pub fn new_lease_holder() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
 /// The store the environment asks for: Redis at `redis_url`, else in memory.
 pub async fn connect(redis_url: Option<&str>, prefix: &str) -> Result<std::sync::Arc<dyn StateStore>> {
     Ok(match redis_url {
@@ -72,11 +78,15 @@ pub trait StateStore: Send + Sync + 'static {
     /// Releases a guard so a retry can take it again.
     async fn release_guard(&self, name: &str) -> Result<()>;
 
-    /// Takes a lease that lapses by itself after `ttl_ms` unless released:
-    /// a holder that crashes cannot block the work forever. `false` when
-    /// someone holds it.
-    async fn acquire_lease(&self, name: &str, ttl_ms: u64) -> Result<bool>;
-    async fn release_lease(&self, name: &str) -> Result<()>;
+    /// Takes a lease for `holder` that lapses by itself after `ttl_ms` unless
+    /// released: a holder that crashes cannot block the work forever. `true`
+    /// when it was free or `holder` already held it (the lease is renewed:
+    /// a retry that could not release its lease, say because the store was
+    /// down, must not wait for itself); `false` when someone else holds it.
+    async fn acquire_lease(&self, name: &str, holder: &str, ttl_ms: u64) -> Result<bool>;
+    /// Releases the lease if `holder` still holds it; a holder whose lease
+    /// lapsed and was taken by another must not free the other's.
+    async fn release_lease(&self, name: &str, holder: &str) -> Result<()>;
 
     /// Registers a job as waiting for aggregation since `since_ms` (Unix ms);
     /// the aggregator's deadline sweeper reads this.

@@ -17,7 +17,8 @@ struct Inner {
     runs: HashMap<String, RunRecord>,
     results: HashMap<String, BTreeMap<AgentRole, AgentResult>>,
     guards: HashSet<String>,
-    leases: HashMap<String, std::time::Instant>,
+    /// Lease → (holder, lapses at).
+    leases: HashMap<String, (String, std::time::Instant)>,
     deadlines: HashMap<String, u64>,
     reviews: HashMap<String, String>,
     drafts: HashMap<String, String>,
@@ -164,21 +165,23 @@ impl StateStore for MemoryStore {
         })
     }
 
-    async fn acquire_lease(&self, name: &str, ttl_ms: u64) -> Result<bool> {
+    async fn acquire_lease(&self, name: &str, holder: &str, ttl_ms: u64) -> Result<bool> {
         let now = std::time::Instant::now();
         self.with(|s| match s.leases.get(name) {
-            Some(until) if *until > now => false,
+            Some((who, until)) if *until > now && who != holder => false,
             _ => {
-                s.leases
-                    .insert(name.to_string(), now + std::time::Duration::from_millis(ttl_ms));
+                let until = now + std::time::Duration::from_millis(ttl_ms);
+                s.leases.insert(name.to_string(), (holder.to_string(), until));
                 true
             }
         })
     }
 
-    async fn release_lease(&self, name: &str) -> Result<()> {
+    async fn release_lease(&self, name: &str, holder: &str) -> Result<()> {
         self.with(|s| {
-            s.leases.remove(name);
+            if s.leases.get(name).is_some_and(|(who, _)| who == holder) {
+                s.leases.remove(name);
+            }
         })
     }
 

@@ -9,7 +9,7 @@
 //! | `{p}run:{id}` | hash | `state`, `reason`, `agent:{role}` |
 //! | `{p}results:{id}` | hash | agent → result JSON (`HSETNX`) |
 //! | `{p}guard:{name}` | string | once-only guard (`SET NX`) |
-//! | `{p}lease:{name}` | string | lease that lapses (`SET NX PX`) |
+//! | `{p}lease:{name}` | string | the holder of a lease that lapses (`SET PX` in a script: free or the same holder) |
 //! | `{p}deadlines` | zset | job ids scored by flush deadline |
 //! | `{p}review:{id}`, `{p}draft:{id}` | string | rendered review JSON |
 //! | `{p}fps:{pr}` | set | fingerprints posted on a PR |
@@ -228,20 +228,43 @@ impl StateStore for RedisStore {
         Ok(())
     }
 
-    async fn acquire_lease(&self, name: &str, ttl_ms: u64) -> Result<bool> {
-        let set: Option<String> = redis::cmd("SET")
-            .arg(self.k(&["lease", name]))
-            .arg("1")
-            .arg("NX")
-            .arg("PX")
-            .arg(ttl_ms.max(1))
-            .query_async(&mut self.c())
-            .await?;
-        Ok(set.is_some())
+    async fn acquire_lease(&self, name: &str, holder: &str, ttl_ms: u64) -> Result<bool> {
+        // One script, so "free or mine" and the renewal cannot interleave
+        // with another holder's take.
+        let taken: i64 = redis::Script::new(
+            r"
+            local who = redis.call('GET', KEYS[1])
+            if who == false then
+                redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+                return 1
+            elseif who == ARGV[1] then
+                redis.call('PEXPIRE', KEYS[1], ARGV[2])
+                return 1
+            end
+            return 0
+            ",
+        )
+        .key(self.k(&["lease", name]))
+        .arg(holder)
+        .arg(ttl_ms.max(1))
+        .invoke_async(&mut self.c())
+        .await?;
+        Ok(taken == 1)
     }
 
-    async fn release_lease(&self, name: &str) -> Result<()> {
-        let _: () = self.c().del(self.k(&["lease", name])).await?;
+    async fn release_lease(&self, name: &str, holder: &str) -> Result<()> {
+        let _: i64 = redis::Script::new(
+            r"
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+                return redis.call('DEL', KEYS[1])
+            end
+            return 0
+            ",
+        )
+        .key(self.k(&["lease", name]))
+        .arg(holder)
+        .invoke_async(&mut self.c())
+        .await?;
         Ok(())
     }
 

@@ -208,17 +208,33 @@ async fn guards(store: &dyn StateStore) {
 }
 
 async fn leases(store: &dyn StateStore) {
-    assert!(store.acquire_lease("l1", 60_000).await.unwrap());
-    assert!(!store.acquire_lease("l1", 60_000).await.unwrap());
-    store.release_lease("l1").await.unwrap();
-    assert!(store.acquire_lease("l1", 60_000).await.unwrap());
+    assert!(store.acquire_lease("l1", "a", 60_000).await.unwrap());
+    assert!(!store.acquire_lease("l1", "b", 60_000).await.unwrap());
+    // Its holder takes it again (a retry that could not release it).
+    assert!(store.acquire_lease("l1", "a", 60_000).await.unwrap());
+    // Only the holder releases it.
+    store.release_lease("l1", "b").await.unwrap();
+    assert!(!store.acquire_lease("l1", "b", 60_000).await.unwrap());
+    store.release_lease("l1", "a").await.unwrap();
+    assert!(store.acquire_lease("l1", "b", 60_000).await.unwrap());
     // A lease whose holder vanished lapses by itself.
-    assert!(store.acquire_lease("l2", 50).await.unwrap());
-    assert!(!store.acquire_lease("l2", 50).await.unwrap());
+    assert!(store.acquire_lease("l2", "a", 50).await.unwrap());
+    assert!(!store.acquire_lease("l2", "b", 50).await.unwrap());
     tokio::time::sleep(std::time::Duration::from_millis(150)).await;
     assert!(
-        store.acquire_lease("l2", 50).await.unwrap(),
+        store.acquire_lease("l2", "b", 50).await.unwrap(),
         "an expired lease can be taken"
+    );
+    // A renewal moves the lapse: `a` renews l3 before it lapses, so `b`
+    // still finds it held after the first ttl has passed.
+    // (Wide margins: a busy machine may oversleep by several hundred ms.)
+    assert!(store.acquire_lease("l3", "a", 1_500).await.unwrap());
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    assert!(store.acquire_lease("l3", "a", 1_500).await.unwrap());
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    assert!(
+        !store.acquire_lease("l3", "b", 1_500).await.unwrap(),
+        "a renewed lease is still held"
     );
 }
 
