@@ -80,6 +80,7 @@ struct Outcome {
     findings: Vec<Finding>,
     tokens: TokenUsage,
     model_calls: ModelCalls,
+    tool_calls: u32,
     note: Option<String>,
     model: String,
 }
@@ -136,6 +137,7 @@ impl AgentHandler {
                     findings: e.review(input),
                     tokens: TokenUsage::default(),
                     model_calls: ModelCalls::default(),
+                    tool_calls: 0,
                     note: None,
                     model: quorum_runtime::metrics::OFFLINE_MODEL.into(),
                 };
@@ -190,6 +192,7 @@ impl AgentHandler {
             live: stats.live_calls,
             replayed: stats.replayed_calls,
         };
+        let tool_calls = stats.tools.values().map(|(answered, failed)| answered + failed).sum();
         let model_name = stats.model.clone();
         if stats.fell_back {
             notes.push(format!("fallback model {model_name} used"));
@@ -209,6 +212,7 @@ impl AgentHandler {
             findings,
             tokens,
             model_calls,
+            tool_calls,
             note: (!notes.is_empty()).then(|| notes.join("; ")),
             model: model_name,
         }
@@ -219,6 +223,33 @@ impl AgentHandler {
             RoleEngine::Offline(e) => e.needs(),
             RoleEngine::Model { .. } => ContextNeeds::ALL,
         }
+    }
+}
+
+/// Past review threads ranked by the `reviews` collection of hybrid search.
+pub struct ReviewsCollection(pub Arc<HybridIndex>);
+
+#[async_trait]
+impl quorum_context::memory::PastRanker for ReviewsCollection {
+    async fn rank(
+        &self,
+        repo: &str,
+        threads: &[quorum_memory::PastThread],
+        query: &str,
+        path: &str,
+        limit: usize,
+    ) -> Result<Option<Vec<quorum_memory::SearchHit>>, String> {
+        quorum_search::reviews::ask(
+            &self.0,
+            repo,
+            threads,
+            &quorum_memory::Asker::Anyone,
+            query,
+            Some(path),
+            limit,
+        )
+        .await
+        .map_err(|e| e.to_string())
     }
 }
 
@@ -296,6 +327,7 @@ impl Handler for AgentHandler {
             error: note,
             tokens: outcome.tokens,
             model_calls: outcome.model_calls,
+            tool_calls: outcome.tool_calls,
         };
         for (kind, n) in quorum_runtime::metrics::TOKEN_KINDS.into_iter().zip([
             result.tokens.prompt,
@@ -324,6 +356,15 @@ pub async fn start(
             ModelReviewer::new(cfg.clone()).map_err(|e| RuntimeError::Config(e.to_string()))?,
         )),
         _ => None,
+    };
+    // With an index, a prompt's past review threads are picked by meaning.
+    let context = match (context, &config.search) {
+        (Some(c), Some(index)) => Some(Arc::new(
+            c.as_ref()
+                .clone()
+                .with_past_ranker(Arc::new(ReviewsCollection(index.clone()))),
+        )),
+        (c, _) => c,
     };
     let handler = Arc::new(
         AgentHandler::new(

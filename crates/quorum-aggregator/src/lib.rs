@@ -218,6 +218,14 @@ pub fn aggregate(
                     duration_ms: r.duration_ms,
                     findings: r.findings.len(),
                     error: r.error.clone(),
+                    usage: quorum_core::AgentUsage {
+                        model_calls: r.model_calls.live,
+                        replayed_calls: r.model_calls.replayed,
+                        tool_calls: r.tool_calls,
+                        prompt_tokens: r.tokens.prompt,
+                        cached_prompt_tokens: r.tokens.cached_prompt,
+                        completion_tokens: r.tokens.completion,
+                    },
                 });
                 findings.extend(r.findings.iter().cloned());
             }
@@ -231,6 +239,7 @@ pub fn aggregate(
                 duration_ms: 0,
                 findings: 0,
                 error: None,
+                usage: Default::default(),
             }),
         }
     }

@@ -35,6 +35,7 @@ fn finding(agent: AgentRole, line: u32) -> Finding {
 
 fn result(job: &str, agent: AgentRole, findings: Vec<Finding>) -> AgentResult {
     AgentResult {
+        tool_calls: 0,
         schema_version: SCHEMA_VERSION,
         job_id: job.into(),
         agent,

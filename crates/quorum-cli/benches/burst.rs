@@ -119,6 +119,9 @@ async fn run() -> anyhow::Result<()> {
         "broker did not start"
     );
     let prefix = "burst:".to_string();
+    // The indexer's own index, not the user's (~/.cache/quorum/index).
+    let index_dir = tempfile::tempdir()?;
+    let index_path = index_dir.path().display().to_string();
     let common = |http: u16| {
         vec![
             ("KAFKA_BROKERS", format!("127.0.0.1:{broker_port}")),
@@ -129,6 +132,7 @@ async fn run() -> anyhow::Result<()> {
             ("QUORUM_MODEL_URL", model.url.clone()),
             ("QUORUM_MODEL", MODEL.to_string()),
             ("QUORUM_MODEL_TIMEOUT_SECS", "120".to_string()),
+            ("QUORUM_INDEX_DIR", index_path.clone()),
         ]
     };
     let gateway_port = free_port();

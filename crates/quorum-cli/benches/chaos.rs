@@ -259,6 +259,8 @@ async fn run() -> anyhow::Result<()> {
         // Short, so a stalled write times out and is retried.
         ("GITHUB_TIMEOUT_SECS", "5".into()),
         ("GITHUB_WEBHOOK_SECRET", String::from_utf8_lossy(SECRET).into_owned()),
+        // The run's own index, not the user's (~/.cache/quorum/index).
+        ("QUORUM_INDEX_DIR", work.join("index").display().to_string()),
     ];
     let service = |name: &str, binary: &str| Service {
         name: name.into(),

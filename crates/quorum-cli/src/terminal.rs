@@ -171,6 +171,7 @@ mod tests {
         ];
         let placed = build_review(&kept, &[diff], &[], &InlinePolicy::default());
         let review = Review {
+            location: None,
             job_id: "j".into(),
             verdict: Verdict::RequestChanges,
             summary: "3 finding(s) kept.".into(),

@@ -75,6 +75,17 @@ async fn model_roles_review_with_tools_and_the_critic_judges() {
         .find(|a| a.agent == quorum_core::AgentRole::Security)
         .unwrap();
     assert_eq!(security.error, None, "{:?}", review.agents);
+    // What it spent travels with the review (the console's agents table):
+    // two tool calls and the turns around them, the tokens the metrics count.
+    assert_eq!(security.usage.tool_calls, 2, "{:?}", security.usage);
+    assert!(security.usage.model_calls >= 2, "{:?}", security.usage);
+    assert!(security.usage.prompt_tokens >= 200, "{:?}", security.usage);
+    let static_agent = review
+        .agents
+        .iter()
+        .find(|a| a.agent == quorum_core::AgentRole::Static)
+        .unwrap();
+    assert!(static_agent.usage.is_zero(), "the offline engine spends nothing");
     let hit = review
         .kept
         .iter()

@@ -87,6 +87,9 @@ async fn a_review_completes_across_separate_processes() {
     };
 
     let prefix = "e2e:".to_string();
+    // The indexer's own index, not the user's (~/.cache/quorum/index).
+    let index_dir = tempfile::tempdir().unwrap();
+    let index_path = index_dir.path().display().to_string();
     let common = |http: u16| {
         vec![
             ("KAFKA_BROKERS", bootstrap.clone()),
@@ -96,6 +99,7 @@ async fn a_review_completes_across_separate_processes() {
             ("KAFKA_SESSION_TIMEOUT_MS", "6000".to_string()),
             ("KAFKA_FETCH_WAIT_MAX_MS", "10".to_string()),
             ("QUORUM_LOCAL_REPOS", format!("storefront/shop={}", repo.path.display())),
+            ("QUORUM_INDEX_DIR", index_path.clone()),
         ]
     };
     let gateway_port = free_port();

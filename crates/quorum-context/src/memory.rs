@@ -19,24 +19,79 @@ pub struct ReviewMemory {
 /// Past threads per changed file a prompt gets, and in all.
 const PAST_PER_FILE: usize = 2;
 const PAST_IN_ALL: usize = 6;
+/// Changed files asked about: a prompt takes [`PAST_IN_ALL`] threads, and a
+/// query costs an embedding, so a 300-file PR is not 300 queries.
+const PAST_FILES_ASKED: usize = 24;
+/// Characters of a file's patch in its query (the embedding model reads
+/// ~256 tokens; BM25 gains little from more).
+const PAST_QUERY_CHARS: usize = 2_000;
+
+/// Ranks a repository's past threads by meaning: the `reviews` collection
+/// of hybrid search, behind a trait so context does not depend on search.
+#[async_trait::async_trait]
+pub trait PastRanker: Send + Sync {
+    /// The best of `threads` for `query` about `path`, at most `limit`;
+    /// `Ok(None)` when none of `repo`'s threads are embedded (the caller
+    /// ranks by words).
+    async fn rank(
+        &self,
+        repo: &str,
+        threads: &[quorum_memory::PastThread],
+        query: &str,
+        path: &str,
+        limit: usize,
+    ) -> Result<Option<Vec<quorum_memory::SearchHit>>, String>;
+}
 
 /// The team's past threads most relevant to a change: for each changed
-/// file, the best-ranked threads for its patch (same file and directory
-/// first, re-ranked by reactions), each once, at most [`PAST_IN_ALL`].
-pub fn past_reviews_for(threads: &[quorum_memory::PastThread], req: &ReviewRequest) -> Vec<quorum_memory::PastThread> {
+/// file, the best-ranked threads for its patch (by meaning when `ranker`
+/// has the repository's threads embedded, else by words; same file and
+/// directory first, re-ranked by reactions), each once, at most
+/// [`PAST_IN_ALL`]. A ranker that fails is a note and the words rank.
+pub async fn past_reviews_for(
+    threads: &[quorum_memory::PastThread],
+    req: &ReviewRequest,
+    ranker: Option<&dyn PastRanker>,
+    notes: &mut Vec<String>,
+) -> Vec<quorum_memory::PastThread> {
     let mut out: Vec<quorum_memory::PastThread> = vec![];
     if threads.is_empty() {
         return out;
     }
-    for f in &req.files {
-        let query = format!("{} {}", f.path, f.patch.as_deref().unwrap_or(""));
-        for hit in quorum_memory::search(
-            threads,
-            &quorum_memory::Asker::Anyone,
-            &query,
-            Some(&f.path),
-            PAST_PER_FILE,
-        ) {
+    let mut ranker = ranker;
+    for f in req.files.iter().take(PAST_FILES_ASKED) {
+        if out.len() >= PAST_IN_ALL {
+            break;
+        }
+        let patch = f.patch.as_deref().unwrap_or("");
+        let cut = patch.floor_char_boundary(PAST_QUERY_CHARS);
+        let query = format!("{} {}", f.path, &patch[..cut]);
+        let by_meaning = match ranker {
+            Some(r) => match r
+                .rank(&req.repo.full_name, threads, &query, &f.path, PAST_PER_FILE)
+                .await
+            {
+                Ok(hits) => hits,
+                Err(e) => {
+                    notes.push(format!(
+                        "past reviews ranked by words: the reviews collection failed ({e})"
+                    ));
+                    ranker = None;
+                    None
+                }
+            },
+            None => None,
+        };
+        let hits = by_meaning.unwrap_or_else(|| {
+            quorum_memory::search(
+                threads,
+                &quorum_memory::Asker::Anyone,
+                &query,
+                Some(&f.path),
+                PAST_PER_FILE,
+            )
+        });
+        for hit in hits {
             if out.len() < PAST_IN_ALL && !out.iter().any(|t| t.id == hit.thread.id) {
                 out.push(hit.thread);
             }

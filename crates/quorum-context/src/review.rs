@@ -11,9 +11,11 @@ use quorum_graph::{ImpactOptions, impact, overlay};
 
 use crate::GraphIndex;
 
+#[derive(Clone)]
 pub struct ContextBuilder {
     index: Arc<GraphIndex>,
     memory_policy: quorum_memory::Policy,
+    past_ranker: Option<Arc<dyn crate::memory::PastRanker>>,
 }
 
 impl ContextBuilder {
@@ -21,7 +23,15 @@ impl ContextBuilder {
         ContextBuilder {
             index,
             memory_policy: quorum_memory::Policy::default(),
+            past_ranker: None,
         }
+    }
+
+    /// Picks a prompt's past review threads by meaning (the `reviews`
+    /// collection) rather than by words.
+    pub fn with_past_ranker(mut self, ranker: Arc<dyn crate::memory::PastRanker>) -> Self {
+        self.past_ranker = Some(ranker);
+        self
     }
 
     /// The trust gates learned memory passes before it applies.
@@ -66,7 +76,8 @@ impl ContextBuilder {
             None
         };
         if let (true, Some(m)) = (needs.past_reviews, &memory) {
-            ctx.past_reviews = crate::memory::past_reviews_for(&m.threads, req);
+            ctx.past_reviews =
+                crate::memory::past_reviews_for(&m.threads, req, self.past_ranker.as_deref(), &mut ctx.notes).await;
         }
         if needs.conventions {
             let mut all = Conventions::default();

@@ -21,5 +21,7 @@ pub use job::{
     AgentRole, AgentStatus, ContextMode, FileChange, JobPolicy, Provider, PublishMode, RepoRef, ReviewRequest, RunState,
 };
 pub use lang::{Family, Lang, is_test_path};
-pub use review::{InlinePolicy, LowSeverity, Review, Verdict, parse_fingerprints, parse_rule_marker, strip_markers};
+pub use review::{
+    AgentUsage, InlinePolicy, LowSeverity, Review, Verdict, parse_fingerprints, parse_rule_marker, strip_markers,
+};
 pub use secret::Secret;

@@ -109,6 +109,32 @@ pub struct AgentReport {
     pub findings: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the agent spent: model calls, tool calls and tokens (zero for
+    /// the offline engine), for the console's agents table.
+    #[serde(default, skip_serializing_if = "AgentUsage::is_zero")]
+    pub usage: AgentUsage,
+}
+
+/// One agent's spending on one job.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentUsage {
+    /// Model calls answered live by the model server.
+    pub model_calls: u32,
+    /// Model calls replayed from a response cache.
+    #[serde(default)]
+    pub replayed_calls: u32,
+    /// Tool calls the model made (answered or failed).
+    pub tool_calls: u32,
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub cached_prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl AgentUsage {
+    pub fn is_zero(&self) -> bool {
+        *self == AgentUsage::default()
+    }
 }
 
 /// One review, ready for any sink.
@@ -134,6 +160,10 @@ pub struct Review {
     /// Low-severity notes, listed on one line of the body.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<Note>,
+    /// Where the sink put it (the review's URL on GitHub or GitLab), once
+    /// posted; set by the publisher, never by a sink's input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
 }
 
 impl Review {
@@ -227,6 +257,7 @@ mod tests {
             inline, body_comments, ..
         } = build_review(&kept, &[diff()], &[], &InlinePolicy::default());
         let mut r = Review {
+            location: None,
             job_id: "j".into(),
             verdict: Verdict::RequestChanges,
             summary: "s".into(),

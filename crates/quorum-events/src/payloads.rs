@@ -126,6 +126,10 @@ pub struct AgentResult {
     /// the offline engine).
     #[serde(default)]
     pub model_calls: ModelCalls,
+    /// Tool calls the model made, answered or failed (0 for the offline
+    /// engine).
+    #[serde(default)]
+    pub tool_calls: u32,
 }
 
 /// Token accounting by kind (F-AG-4).

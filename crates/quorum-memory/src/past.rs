@@ -141,11 +141,20 @@ fn answer<'a>(
             .collect(),
         Asker::Anyone | Asker::Panel(_) => all.clone(),
     };
-    let base = match relevance {
-        Relevance::Lexical(query) => bm25(&pool, query),
-        Relevance::Given(r) => pool.iter().map(|t| r.get(&t.id).copied().unwrap_or(0.0)).collect(),
+    // What sitting on the asked file (or its directory) multiplies. BM25
+    // scores spread widely, so place re-orders only close matches; a hybrid
+    // ranking's fused scores are reciprocal ranks, packed close together
+    // (1/3, 1/4, 1/5 …), where the same factor would put any thread of the
+    // directory above the one the meaning found first. There place only
+    // breaks near-ties.
+    let (base, place) = match relevance {
+        Relevance::Lexical(query) => (bm25(&pool, query), PlaceBoost { file: 2.0, dir: 1.5 }),
+        Relevance::Given(r) => (
+            pool.iter().map(|t| r.get(&t.id).copied().unwrap_or(0.0)).collect(),
+            PlaceBoost { file: 1.2, dir: 1.1 },
+        ),
     };
-    let mut hits = rerank(&pool, base, path);
+    let mut hits = rerank(&pool, base, path, place);
     if let Asker::Panel(n) = asker {
         // The panel: the reviewers with most threads near the path, each
         // with their best answers, interleaved by rank.
@@ -234,16 +243,22 @@ fn bm25(pool: &[&PastThread], query: &str) -> Vec<f64> {
 
 /// Relevance boosted by place and re-ranked by reception; threads with no
 /// relevance drop out.
-fn rerank(pool: &[&PastThread], base: Vec<f64>, path: Option<&str>) -> Vec<SearchHit> {
+/// Factors for a thread on the asked file, or in its directory.
+struct PlaceBoost {
+    file: f64,
+    dir: f64,
+}
+
+fn rerank(pool: &[&PastThread], base: Vec<f64>, path: Option<&str>, place: PlaceBoost) -> Vec<SearchHit> {
     let mut hits: Vec<SearchHit> = pool
         .iter()
         .zip(base)
         .filter_map(|(t, mut score)| {
             if let Some(p) = path {
                 if t.path == p {
-                    score *= 2.0;
+                    score *= place.file;
                 } else if dir(&t.path) == dir(p) {
-                    score *= 1.5;
+                    score *= place.dir;
                 }
             }
             let received = 1.0 + (1.0 + t.plus_one as f64).ln() - (1.0 + t.minus_one as f64).ln();
@@ -385,7 +400,7 @@ mod tests {
         let rel = HashMap::from([(2, 0.5), (4, 0.6), (3, 0.1)]);
         let ids = |hits: Vec<SearchHit>| hits.iter().map(|h| h.thread.id).collect::<Vec<_>>();
         let anyone = search_with(&c, &Asker::Anyone, &rel, Some("shop/payments.py"), 5);
-        // 2 sits on the asked file (×2); 4 was the most relevant but was
+        // 2 sits on the asked file (×1.2); 4 was the most relevant but was
         // thumbed down twice (×0.1 floor): it falls below 3's weak match.
         assert_eq!(ids(anyone), [2, 3, 4]);
         let group = search_with(&c, &Asker::Group(vec![Association::Owner]), &rel, None, 5);

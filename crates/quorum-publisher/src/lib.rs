@@ -90,6 +90,7 @@ impl Publisher {
             notes,
         } = build_review(&completed.kept(), &diffs, &posted, &completed.request.policy.inline);
         Ok(Review {
+            location: None,
             job_id: completed.request.job_id.clone(),
             verdict: completed.verdict,
             summary: completed.summary.clone(),
@@ -124,7 +125,8 @@ impl Publisher {
     /// its own lease again: a retry whose first attempt posted but could not
     /// release the lease (the store went down in between) goes on at once
     /// instead of waiting out a lease nobody else holds (found by
-    /// `make chaos` with Redis restarts).
+    /// `make chaos` with Redis restarts). The bus handler's holder is the
+    /// process.
     pub async fn publish_as(&self, completed: &CompletedReview, holder: &str) -> Result<Outcome, HandlerError> {
         let job_id = &completed.request.job_id;
         let run = self.store.get_run(job_id).await.map_err(HandlerError::retryable)?;
@@ -195,6 +197,7 @@ impl Publisher {
             match self.sink.post(&completed.request, &review).await {
                 Ok(posted) => {
                     info!(job_id = %job_id, location = %posted.location, inline = review.inline.len(), "review published");
+                    review.location = Some(posted.location);
                     break;
                 }
                 Err(SinkError::InlineRejected { index, reason }) if !moved_once && !review.inline.is_empty() => {
@@ -291,10 +294,14 @@ impl Handler for CompletedHandler {
         let span = tracing::Span::current();
         span.record("repo", completed.request.repo.full_name.as_str());
         span.record("pr", completed.request.number);
-        // One holder per delivery: its retries share the lease, a duplicate
-        // of the message (another offset) or another publisher does not.
-        let holder = format!("{}:{}/{}@{}", self.0.instance, d.topic, d.partition, d.offset);
-        self.0.publish_as(&completed, &holder).await?;
+        // The process is the holder. A retry is a new copy of the message
+        // at a later offset, so a per-delivery holder would make the retry
+        // a stranger to its own lease (seen in `make chaos`: the last
+        // attempt waited out the lease of the first and went to the DLQ).
+        // Within a process, messages of one key (the job) never run at the
+        // same time (the worker's ready queue), so sharing the name is safe;
+        // another replica, or this one after a restart, is another holder.
+        self.0.publish_as(&completed, &self.0.instance).await?;
         Ok(vec![])
     }
 }
@@ -413,7 +420,7 @@ pub async fn decide_draft(
     let state = match decision {
         DraftDecision::Discard => RunState::Discarded,
         DraftDecision::Approve => {
-            let review: Review = serde_json::from_str(&json).map_err(|e| DraftError::Corrupt {
+            let mut review: Review = serde_json::from_str(&json).map_err(|e| DraftError::Corrupt {
                 job: job_id.to_string(),
                 reason: e.to_string(),
             })?;
@@ -422,8 +429,10 @@ pub async fn decide_draft(
                 .await
                 .map_err(|e| failed(&e))?
                 .ok_or_else(|| DraftError::Failed(format!("job {job_id} is not in the store")))?;
-            sink.post(&job.request, &review).await.map_err(|e| failed(&e))?;
+            let posted = sink.post(&job.request, &review).await.map_err(|e| failed(&e))?;
+            review.location = Some(posted.location);
             report_completed(sink, &job.request, &review).await;
+            let json = serde_json::to_string(&review).map_err(|e| failed(&e))?;
             store.put_review(job_id, &json).await.map_err(|e| failed(&e))?;
             RunState::Approved
         }

@@ -130,6 +130,10 @@ async fn one_review_per_job_even_when_redelivered() {
     assert_eq!(posted[0].inline.len(), 1);
     assert_eq!(posted[0].rejected.len(), 1, "rejected findings travel with the review");
     assert_eq!(store.get_run("j").await.unwrap().unwrap().state, RunState::Published);
+    // The stored review says where it was posted (the console links it).
+    let stored: Review = serde_json::from_str(&store.get_review("j").await.unwrap().unwrap()).unwrap();
+    assert_eq!(stored.location.as_deref(), Some("scripted"));
+    assert_eq!(posted[0].location, None, "a sink is never handed a location");
 }
 
 #[tokio::test]
@@ -244,6 +248,12 @@ async fn draft_then_approve_publishes_and_discard_drops() {
     assert_eq!(state, RunState::Approved);
     assert_eq!(sink.posted.lock().unwrap().len(), 1);
     assert_eq!(store.get_run("keep").await.unwrap().unwrap().state, RunState::Approved);
+    let stored: Review = serde_json::from_str(&store.get_review("keep").await.unwrap().unwrap()).unwrap();
+    assert_eq!(
+        stored.location.as_deref(),
+        Some("scripted"),
+        "an approved draft says where it went"
+    );
     let state = decide_draft(store.as_ref(), sink.as_ref(), "drop", DraftDecision::Discard)
         .await
         .unwrap();
@@ -502,4 +512,66 @@ fn a_completed_review_without_the_inline_policy_decodes() {
         .unwrap();
     let c = CompletedReview::decode(&serde_json::to_vec(&v).unwrap()).unwrap();
     assert_eq!(c.request.policy.inline, quorum_core::InlinePolicy::default());
+}
+
+/// The publisher service on the embedded broker, over a store that fails
+/// right after the post: recording the review fails, and so do releasing
+/// the lease and marking the run failed (the store is gone, as in a Redis
+/// restart). The message is retried as a new copy, which must take its own
+/// process's lease back, not wait it out (two minutes) and dead-letter the
+/// review, as it did in `make chaos` on tansu.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_outage_after_the_post_is_retried_to_published_without_waiting_out_the_lease() {
+    use quorum_events::Topic;
+    use quorum_runtime::{CancellationToken, ServiceContext};
+    use quorum_testkit::faulty_store::FaultyStore;
+    use std::time::{Duration, Instant};
+
+    let faulty = Arc::new(FaultyStore::new(Arc::new(MemoryStore::new())));
+    let store: Arc<dyn StateStore> = faulty.clone();
+    store.put_job(&sample_job("j", 1)).await.unwrap();
+    faulty.fail("put_review", 1);
+    faulty.fail("release_lease", 1);
+    faulty.fail("set_run_state", 1);
+    let sink = Arc::new(ScriptedSink::default());
+    let ctx = ServiceContext::embedded(|_| {}).unwrap();
+    let stop = CancellationToken::new();
+    let handle = quorum_publisher::start(
+        "127.0.0.1:0".parse().unwrap(),
+        &ctx,
+        store.clone(),
+        sink.clone(),
+        stop.clone(),
+    )
+    .await
+    .unwrap();
+    ctx.producer
+        .publish(&completed("j", &[2], PublishMode::Direct))
+        .await
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let state = store.get_run("j").await.unwrap().map(|r| r.state);
+        if state == Some(RunState::Published) {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the run is {state:?} after 60 s; store failures: {:?}",
+            faulty.failed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(faulty.failed(), ["put_review", "release_lease", "set_run_state"]);
+    assert_eq!(
+        sink.posted.lock().unwrap().len(),
+        2,
+        "posted, then posted again by the retry"
+    );
+    let dlq = quorum_runtime::inspect::read_topic(&ctx.bus, Topic::Dlq, Duration::from_millis(500))
+        .await
+        .unwrap();
+    assert!(dlq.is_empty(), "nothing dead-lettered: {dlq:?}");
+    stop.cancel();
+    handle.wait().await.unwrap();
 }

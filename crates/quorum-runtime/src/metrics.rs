@@ -15,6 +15,9 @@ pub struct Metrics {
     pub handler_duration: HistogramVec,
     /// `quorum_consumer_lag{group, partition}`.
     pub consumer_lag: IntGaugeVec,
+    /// `quorum_consumer_rejoins_total{group}`: times a member left and
+    /// re-joined its group because it starved (`worker/group_watch.rs`).
+    pub consumer_rejoins: IntCounterVec,
     /// `quorum_produced_total{service, topic}`.
     pub produced: IntCounterVec,
     /// `quorum_gateway_requests_total{status}`.
@@ -85,6 +88,14 @@ impl Metrics {
         let consumer_lag = IntGaugeVec::new(
             Opts::new("quorum_consumer_lag", "High watermark minus committed offset"),
             &["group", "partition"],
+        )
+        .expect("valid metric");
+        let consumer_rejoins = IntCounterVec::new(
+            Opts::new(
+                "quorum_consumer_rejoins_total",
+                "Times a member with no partitions re-joined its group while the group's lag stood still",
+            ),
+            &["group"],
         )
         .expect("valid metric");
         let produced = IntCounterVec::new(
@@ -175,6 +186,7 @@ impl Metrics {
             Box::new(bus_messages.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(handler_duration.clone()),
             Box::new(consumer_lag.clone()),
+            Box::new(consumer_rejoins.clone()),
             Box::new(produced.clone()),
             Box::new(gateway_requests.clone()),
             Box::new(webhook_to_review.clone()),
@@ -198,6 +210,7 @@ impl Metrics {
             bus_messages,
             handler_duration,
             consumer_lag,
+            consumer_rejoins,
             produced,
             gateway_requests,
             webhook_to_review,

@@ -25,9 +25,12 @@
 //! last attempt, or at once for an invalid message, the message goes to
 //! `review.dlq` with the error and where it came from.
 
+mod group_watch;
 mod offsets;
 mod process;
 mod ready;
+
+pub use group_watch::{Position, partition_lags, partition_positions};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -218,11 +221,12 @@ impl Worker {
         let p = &self.processor;
         // Aborted on drop, so a worker whose task is aborted releases its
         // consumer (and group membership) at once.
-        let _lag = AbortOnDrop(tokio::spawn(report_lag(
+        let _watch = AbortOnDrop(tokio::spawn(group_watch::watch_group(
             Arc::downgrade(&self.consumer),
             p.spec.clone(),
             p.metrics.clone(),
             self.lag_every,
+            group_watch::starved_after(p.config.session_timeout),
             shutdown.clone(),
         )));
         let in_flight = p.metrics.in_flight.with_label_values(&[&p.spec.service]);
@@ -501,53 +505,4 @@ impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
     }
-}
-
-/// Publishes `quorum_consumer_lag{group, partition}` from committed offsets
-/// and high watermarks (group-listing APIs are not available on the mock).
-async fn report_lag(
-    consumer: std::sync::Weak<StreamConsumer>,
-    spec: WorkerSpec,
-    metrics: Metrics,
-    every: Duration,
-    shutdown: CancellationToken,
-) {
-    let topic = spec.topic;
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(every) => {}
-        }
-        let Some(c) = consumer.upgrade() else { return };
-        let lags = tokio::task::spawn_blocking(move || partition_lags(c.as_ref(), topic)).await;
-        if let Ok(Ok(lags)) = lags {
-            for (p, lag) in lags {
-                metrics
-                    .consumer_lag
-                    .with_label_values(&[&spec.group, &p.to_string()])
-                    .set(lag);
-            }
-        }
-    }
-}
-
-/// Lag per partition: high watermark minus the group's committed offset
-/// (minus the low watermark when nothing was committed yet).
-pub fn partition_lags<C: Consumer>(consumer: &C, topic: Topic) -> Result<Vec<(i32, i64)>, RuntimeError> {
-    let timeout = Duration::from_secs(2);
-    let mut tpl = TopicPartitionList::new();
-    for p in 0..topic.partitions() {
-        tpl.add_partition(topic.name(), p);
-    }
-    let committed = consumer.committed_offsets(tpl, timeout)?;
-    let mut out = Vec::new();
-    for p in 0..topic.partitions() {
-        let (low, high) = consumer.fetch_watermarks(topic.name(), p, timeout)?;
-        let done = match committed.find_partition(topic.name(), p).map(|e| e.offset()) {
-            Some(Offset::Offset(o)) => o,
-            _ => low,
-        };
-        out.push((p, (high - done).max(0)));
-    }
-    Ok(out)
 }

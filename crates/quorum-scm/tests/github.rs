@@ -74,6 +74,7 @@ fn request() -> ReviewRequest {
 
 fn review(inline: Vec<InlineComment>) -> Review {
     Review {
+        location: None,
         job_id: "job-1".into(),
         verdict: Verdict::RequestChanges,
         summary: "One problem.".into(),

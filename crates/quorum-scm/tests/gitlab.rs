@@ -79,6 +79,7 @@ fn comment(line: u32, start: Option<u32>, fp: &str) -> InlineComment {
 
 fn review(inline: Vec<InlineComment>) -> Review {
     Review {
+        location: None,
         job_id: "job-1".into(),
         verdict: Verdict::RequestChanges,
         summary: "One problem.".into(),

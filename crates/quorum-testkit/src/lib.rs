@@ -145,6 +145,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+pub mod faulty_store;
 pub mod github;
 mod github_history;
 pub mod gitlab;

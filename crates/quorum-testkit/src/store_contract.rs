@@ -35,6 +35,7 @@ pub fn sample_job(job_id: &str, created_ms: u64) -> JobRecord {
 
 fn result(job_id: &str, agent: AgentRole, duration_ms: u64) -> AgentResult {
     AgentResult {
+        tool_calls: 0,
         schema_version: SCHEMA_VERSION,
         job_id: job_id.into(),
         agent,

@@ -231,6 +231,7 @@ mod placement_tests {
 
     fn review(p: Placement) -> Review {
         Review {
+            location: None,
             job_id: "j".into(),
             verdict: Verdict::RequestChanges,
             summary: "s".into(),

@@ -196,6 +196,7 @@ mod render_tests {
             inline, body_comments, ..
         } = build_review(&kept, &[diff], &[], &InlinePolicy::default());
         let review = Review {
+            location: None,
             job_id: "j".into(),
             verdict: Verdict::from_findings(&kept),
             summary: "3 finding(s) kept.".into(),

@@ -241,6 +241,24 @@ function where(f) {
   return f.file + ":" + (f.start_line ? f.start_line + "-" : "") + f.line;
 }
 
+// Where the review was posted: a link when it is a web address (only
+// http(s): a `javascript:` location must never become a link), else text.
+function posted(location) {
+  const link = $("run-link");
+  const where = $("run-where");
+  link.textContent = "";
+  link.removeAttribute("href");
+  where.textContent = "";
+  $("run-posted").hidden = !location;
+  if (!location) return;
+  if (/^https?:\/\//i.test(location)) {
+    link.href = location;
+    link.textContent = location;
+  } else {
+    where.textContent = location;
+  }
+}
+
 async function loadRun(job) {
   const run = await api("/api/runs/" + encodeURIComponent(job));
   $("run-title").textContent = (run.pr ? "#" + run.pr + " " : "") + (run.title || run.job_id);
@@ -249,6 +267,7 @@ async function loadRun(job) {
   $("draft-actions").hidden = run.state !== "draft";
   pipeline(run.timeline || {});
   const review = run.review || {};
+  posted(review.location);
   $("run-summary").textContent = review.summary || "";
   const notices = $("notices");
   clear(notices);
@@ -265,6 +284,10 @@ async function loadRun(job) {
     cell(tr, a.status);
     cell(tr, a.duration_ms + " ms");
     cell(tr, a.findings);
+    const u = a.usage || {};
+    cell(tr, (u.model_calls || 0) + (u.replayed_calls ? " (+" + u.replayed_calls + " replayed)" : ""), "model-calls");
+    cell(tr, u.tool_calls || 0, "tool-calls");
+    cell(tr, (u.prompt_tokens || 0) + " / " + (u.completion_tokens || 0), "tokens");
     cell(tr, a.error || "");
     agents.appendChild(tr);
   }

@@ -212,6 +212,14 @@ try {
   const hops = await page.$$eval("#pipeline li", (lis) => lis.map((l) => l.textContent));
   assert.equal(hops[0], "queued", JSON.stringify(hops));
   assert.ok(hops.some((h) => /^draft \+[0-9.]+ m?s$/.test(h)), JSON.stringify(hops));
+  // The agents table: every agent, with what it spent (the offline engine
+  // makes no model or tool calls).
+  const spent = await page.$$eval("#agents tbody tr", (trs) =>
+    trs.map((tr) => [tr.querySelector(".model-calls")?.textContent, tr.querySelector(".tool-calls")?.textContent, tr.querySelector(".tokens")?.textContent]),
+  );
+  assert.equal(spent.length, 4, JSON.stringify(spent));
+  assert.ok(spent.every(([m, t, k]) => m === "0" && t === "0" && /^\d+ \/ \d+$/.test(k)), JSON.stringify(spent));
+  assert.equal(await page.isHidden("#run-posted"), true, "a draft was posted nowhere");
   await page.screenshot({ path: join(root, "docs/console-run.png"), fullPage: true });
 
   // Discard it: the state, through the API.
@@ -239,6 +247,11 @@ try {
     const s = (await callApi(`/api/runs/${job2}`)).body?.state;
     return s === "approved" || s === "published" ? s : null;
   });
+  // Where it went: the local sink's place, shown as text (only an http(s)
+  // location becomes a link).
+  await page.waitForSelector("#run-posted:not([hidden])", { timeout: 15000 });
+  assert.equal(await page.textContent("#run-where"), `store:review:${job2}`);
+  assert.equal(await page.getAttribute("#run-link", "href"), null);
   console.log(`console: run ${job1} discarded, run ${job2} ${approved}`);
 
   // The memory page: items imported by `quorum memory import` (another
