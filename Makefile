@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: prune-cache run demo docs-check mcp-check bench-mcp bench-console console-check mutate mutate-check test-broker broker-smoke tansu tansu-sqlite chaos chaos-mock eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: fuzz prune-cache run demo docs-check mcp-check bench-mcp bench-console console-check mutate mutate-check test-broker broker-smoke tansu tansu-sqlite chaos chaos-mock eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -159,7 +159,7 @@ tansu-sqlite: deps
 # mid-burst, SCM faults; then the slow model: 8 PRs at 30 s per model call
 # with kills. Each run fails on a review lost or posted twice, a run not
 # published, a non-empty DLQ or a stall. `make chaos` runs on tansu (sqlite,
-# with 2 broker restarts; it stalls today, see docs/reliability.md);
+# with 2 broker restarts; passes since the rejoin, see docs/reliability.md);
 # `make chaos-mock` runs the same schedule on `quorum broker`.
 CHAOS_SLOW := CHAOS_PRS=8 CHAOS_KILLS=6 CHAOS_REDIS_RESTARTS=0 CHAOS_SCALE_OUT=0 \
 	CHAOS_SCM_FAULTS=0 CHAOS_MODEL_LATENCY_MS=30000 CHAOS_GAP_MS=500 CHAOS_STALL_S=300
@@ -341,6 +341,27 @@ eval-llm: llm-deps build
 
 clean-cache:
 	rm -rf $(CARGO_TARGET_DIR)
+
+# libFuzzer on every boundary parser (crates/quorum-fuzz: webhooks, diffs,
+# .quorum.yml, model output, Kafka payloads, eval cases), FUZZ_SECONDS each.
+# Needs the nightly toolchain (on this machine; rustup cannot fetch it
+# without the internet) and cargo-fuzz (from crates.io, once). Not in
+# `make test`: a run is minutes. New inputs go to the cache, the committed
+# seeds are read only; a crash leaves its input under the fuzz dir's artifacts/.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := webhook_github webhook_gitlab diff repo_config model_output kafka_payload case_format
+FUZZ_CORPUS := $(HOME)/.cache/quorum/fuzz-corpus
+fuzz: deps
+	@rustup toolchain list | grep -q '^nightly' || { echo "fuzzing needs the nightly toolchain: rustup toolchain install nightly"; exit 1; }
+	@command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --version 0.13.1 --locked
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_CORPUS)/$$t; \
+		echo "== $$t ($(FUZZ_SECONDS) s)"; \
+		cargo +nightly fuzz run --fuzz-dir crates/quorum-fuzz $$t $(FUZZ_CORPUS)/$$t crates/quorum-fuzz/seeds/$$t \
+			-- -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 > $(FUZZ_CORPUS)/$$t.log 2>&1; rc=$$?; \
+		grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb|INFO: seed corpus)' $(FUZZ_CORPUS)/$$t.log; \
+		[ $$rc -eq 0 ] || { tail -40 $(FUZZ_CORPUS)/$$t.log; exit 1; }; \
+	done
 
 # The cache keeps every build's test binaries (~100 MB each) and cargo never
 # removes the old: it reached 72 GB and filled the disk. Keeps the newest of
