@@ -864,6 +864,11 @@ impl GitHubEmulator {
     pub fn tokens_issued(&self) -> usize {
         self.with(|s| s.issued.len())
     }
+
+    /// The installation tokens issued so far (secrets the fleet holds).
+    pub fn issued_tokens(&self) -> Vec<String> {
+        self.with(|s| s.issued.keys().cloned().collect())
+    }
 }
 
 /// The private half of the emulator's test App key (a throwaway key made
