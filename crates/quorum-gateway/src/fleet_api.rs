@@ -6,6 +6,7 @@
 //! | `GET /api/fleet` | per consumer group: members (0 = down), state, lag; messages on the DLQ |
 //! | `GET /api/dlq` | every DLQ message: where it came from, which group gave up, why |
 //! | `POST /api/dlq/replay` `{partition, offset}` | re-publish one to its topic, for the group that gave up |
+//! | `GET /api/index` | per repository: the last index request (ref, when) and the commit its graph is at |
 //!
 //! Measured from the broker (`quorum_runtime::fleet`), never from the
 //! services themselves, so it is the same on every gateway replica and
@@ -37,6 +38,48 @@ pub(crate) async fn fleet(State(api): State<OperatorApi>, headers: HeaderMap) ->
         Ok(Err(e)) => unavailable(format!("the broker did not answer: {e}")),
         Err(e) => unavailable(e),
     }
+}
+
+/// Repositories the index page lists, the most recently requested first.
+const INDEX_LISTED: usize = 50;
+
+/// Index freshness from the store: what was last asked of the indexer for
+/// each repository, and the commit the branch's code graph is at (`null`
+/// until a graph of that branch is built; a request for a commit moves no
+/// branch).
+pub(crate) async fn index_freshness(State(api): State<OperatorApi>, headers: HeaderMap) -> Response {
+    if let Err(r) = api.authorize(&headers) {
+        return r.into_response();
+    }
+    let store = api.store();
+    let repos = match store.indexed_repos(INDEX_LISTED).await {
+        Ok(r) => r,
+        Err(e) => return unavailable(e),
+    };
+    let mut out = Vec::with_capacity(repos.len());
+    for repo in repos {
+        let (git_ref, at_ms) = match store.last_index_request(&repo).await {
+            Ok(Some(r)) => r,
+            Ok(None) => continue,
+            Err(e) => return unavailable(e),
+        };
+        let branch = git_ref.strip_prefix("refs/heads/").unwrap_or(&git_ref);
+        let indexed = if quorum_core::is_commit_id(branch) {
+            None
+        } else {
+            match store.branch_graph(&repo, branch).await {
+                Ok(c) => c,
+                Err(e) => return unavailable(e),
+            }
+        };
+        out.push(json!({
+            "repo": repo,
+            "ref": git_ref,
+            "requested_at_ms": at_ms,
+            "indexed_commit": indexed,
+        }));
+    }
+    axum::Json(json!({ "repositories": out })).into_response()
 }
 
 async fn dlq_entries(api: &OperatorApi) -> Result<Vec<quorum_runtime::dlq::DlqEntry>, Response> {

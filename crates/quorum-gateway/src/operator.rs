@@ -106,7 +106,7 @@ impl OperatorApi {
             .route("/api/runs/{job}", get(show_run))
             .route("/api/runs/{job}/approve", post(approve))
             .route("/api/runs/{job}/discard", post(discard))
-            .route("/api/index", post(reindex))
+            .route("/api/index", post(reindex).get(crate::fleet_api::index_freshness))
             .route("/api/memory", get(crate::memory_api::list))
             .route("/api/memory/decide", post(crate::memory_api::decide))
             .route("/api/fleet", get(crate::fleet_api::fleet))

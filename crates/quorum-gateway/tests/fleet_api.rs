@@ -155,3 +155,59 @@ async fn fleet_health_dlq_list_and_replay() {
     assert_eq!(bad.status(), 400);
     stop.cancel();
 }
+
+/// Index freshness: what the indexer was last asked per repository, most
+/// recent first, and the commit the branch's graph is at (none for a
+/// commit request, which moves no branch, or before a graph is built).
+#[tokio::test]
+async fn index_freshness_lists_the_last_request_and_the_graphs_commit() {
+    let ctx = ServiceContext::embedded(|_| {}).unwrap();
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    let sha = "93069e5aa1e3c019a700fd67484e3d6c86ad39c9";
+    store
+        .record_index_request("acme/shop", "refs/heads/main", 1_000)
+        .await
+        .unwrap();
+    store.set_branch_graph("acme/shop", "main", sha).await.unwrap();
+    store.record_index_request("acme/web", sha, 2_000).await.unwrap();
+    store.record_index_request("acme/api", "dev", 500).await.unwrap();
+    let stop = CancellationToken::new();
+    let mut config = GatewayConfig::new("127.0.0.1:0".parse().unwrap(), b"secret".to_vec());
+    config.operator_token = Some(TOKEN.into());
+    let gw = start(config, &ctx, store, Arc::new(LocalRepos::new()), stop.clone())
+        .await
+        .unwrap();
+    let url = format!("http://{}/api/index", gw.http_addr);
+    let c = reqwest::Client::new();
+    assert_eq!(c.get(&url).send().await.unwrap().status(), 401);
+    let body: serde_json::Value = c
+        .get(&url)
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let rows = body["repositories"].as_array().unwrap();
+    let shown: Vec<(&str, &str, Option<&str>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["repo"].as_str().unwrap(),
+                r["ref"].as_str().unwrap(),
+                r["indexed_commit"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("acme/web", sha, None),
+            ("acme/shop", "refs/heads/main", Some(sha)),
+            ("acme/api", "dev", None),
+        ]
+    );
+    assert_eq!(rows[1]["requested_at_ms"], 1_000);
+    stop.cancel();
+}

@@ -111,6 +111,9 @@ pub trait StateStore: Send + Sync + 'static {
     /// Records that a repo was asked to be indexed at a ref.
     async fn record_index_request(&self, repo: &str, git_ref: &str, at_ms: u64) -> Result<()>;
     async fn last_index_request(&self, repo: &str) -> Result<Option<(String, u64)>>;
+    /// Repositories with a recorded index request, the most recently
+    /// requested first, at most `limit` (the console's index freshness).
+    async fn indexed_repos(&self, limit: usize) -> Result<Vec<String>>;
 
     /// The code-graph blob of `repo` at `commit` (F-IDX-2). Blobs are
     /// immutable per commit, so a second put of the same commit is harmless.

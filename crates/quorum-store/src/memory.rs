@@ -261,6 +261,15 @@ impl StateStore for MemoryStore {
         self.with(|s| s.index_requests.get(repo).cloned())
     }
 
+    async fn indexed_repos(&self, limit: usize) -> Result<Vec<String>> {
+        self.with(|s| {
+            let mut repos: Vec<(u64, String)> = s.index_requests.iter().map(|(r, (_, at))| (*at, r.clone())).collect();
+            // Most recent first; ties by name, as Redis orders equal scores.
+            repos.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+            repos.into_iter().take(limit).map(|(_, r)| r).collect()
+        })
+    }
+
     async fn put_graph(&self, repo: &str, commit: &str, blob: &[u8]) -> Result<()> {
         self.with(|s| {
             s.graphs.insert((repo.into(), commit.into()), blob.to_vec());

@@ -14,6 +14,7 @@
 //! | `{p}review:{id}`, `{p}draft:{id}` | string | rendered review JSON |
 //! | `{p}fps:{pr}` | set | fingerprints posted on a PR |
 //! | `{p}index:{repo}` | hash | `ref`, `at` of the last index request |
+//! | `{p}indexed` | zset | repositories scored by their last index request |
 
 use std::collections::BTreeMap;
 
@@ -324,9 +325,17 @@ impl StateStore for RedisStore {
         let _: () = redis::pipe()
             .hset(&k, "ref", git_ref)
             .hset(&k, "at", at_ms)
+            .zadd(self.k(&["indexed"]), repo, at_ms)
             .query_async(&mut self.c())
             .await?;
         Ok(())
+    }
+
+    async fn indexed_repos(&self, limit: usize) -> Result<Vec<String>> {
+        if limit == 0 {
+            return Ok(vec![]);
+        }
+        Ok(self.c().zrevrange(self.k(&["indexed"]), 0, limit as isize - 1).await?)
     }
 
     async fn last_index_request(&self, repo: &str) -> Result<Option<(String, u64)>> {

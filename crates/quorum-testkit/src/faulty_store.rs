@@ -93,6 +93,7 @@ delegate! {
     fn fingerprints(&self, pr_key: &str) -> Result<Vec<String>>;
     fn record_index_request(&self, repo: &str, git_ref: &str, at_ms: u64) -> Result<()>;
     fn last_index_request(&self, repo: &str) -> Result<Option<(String, u64)>>;
+    fn indexed_repos(&self, limit: usize) -> Result<Vec<String>>;
     fn put_graph(&self, repo: &str, commit: &str, blob: &[u8]) -> Result<()>;
     fn get_graph(&self, repo: &str, commit: &str) -> Result<Option<Vec<u8>>>;
     fn set_branch_graph(&self, repo: &str, branch: &str, commit: &str) -> Result<()>;

@@ -272,9 +272,17 @@ async fn reviews_drafts_fingerprints(store: &dyn StateStore) {
     assert_eq!(fps, vec!["a".to_string(), "b".to_string()]);
 
     assert!(store.last_index_request("o/r").await.unwrap().is_none());
+    assert!(store.indexed_repos(10).await.unwrap().is_empty());
     store.record_index_request("o/r", "main", 42).await.unwrap();
     assert_eq!(
         store.last_index_request("o/r").await.unwrap(),
         Some(("main".into(), 42))
     );
+    // Most recently requested first; a new request moves a repository up.
+    store.record_index_request("o/s", "main", 50).await.unwrap();
+    store.record_index_request("o/t", "dev", 45).await.unwrap();
+    assert_eq!(store.indexed_repos(10).await.unwrap(), ["o/s", "o/t", "o/r"]);
+    store.record_index_request("o/r", "main", 60).await.unwrap();
+    assert_eq!(store.indexed_repos(2).await.unwrap(), ["o/r", "o/s"]);
+    assert!(store.indexed_repos(0).await.unwrap().is_empty());
 }

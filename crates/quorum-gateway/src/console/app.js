@@ -133,6 +133,18 @@ async function loadFleet() {
     cell(tr, g.lag);
     groups.appendChild(tr);
   }
+  const { repositories } = await api("/api/index");
+  const index = $("index").tBodies[0];
+  clear(index);
+  for (const r of repositories) {
+    const tr = document.createElement("tr");
+    tr.dataset.repo = r.repo;
+    cell(tr, r.repo);
+    cell(tr, r.ref);
+    cell(tr, fmtAge(Date.now() - r.requested_at_ms) + " ago");
+    cell(tr, r.indexed_commit ? r.indexed_commit.slice(0, 12) : "not built yet", "indexed");
+    index.appendChild(tr);
+  }
   $("dlq-count").textContent = String(health.dlq_messages);
   const dlq = $("dlq").tBodies[0];
   clear(dlq);
@@ -231,6 +243,14 @@ function pipeline(timeline) {
     li.textContent = state + spent;
     ol.appendChild(li);
   });
+}
+
+function fmtAge(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 90) return s + " s";
+  if (s < 5400) return Math.round(s / 60) + " min";
+  if (s < 129600) return Math.round(s / 3600) + " h";
+  return Math.round(s / 86400) + " d";
 }
 
 function fmtMs(ms) {

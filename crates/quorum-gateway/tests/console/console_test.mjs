@@ -283,8 +283,23 @@ try {
   );
   await page.screenshot({ path: join(root, "docs/console-memory.png") });
 
+  // Index freshness: ask the indexer for the repository's main branch
+  // through the operator API; the fleet page shows the commit its graph is at.
+  const reindexed = await callApi("/api/index", "POST", { repo: REPO, ref: "main" });
+  assert.equal(reindexed.status, 202, JSON.stringify(reindexed.body));
+  const mainSha = git(repo, "rev-parse", "main");
+  await until("the index", async () => {
+    const r = (await callApi("/api/index")).body?.repositories?.find((x) => x.repo === REPO);
+    return r && r.indexed_commit === mainSha ? r : null;
+  });
+
   // Fleet health: every consumer group from the broker, the DLQ count (empty).
   await page.click("#nav-fleet");
+  await page.waitForFunction(
+    ([repo, sha]) => document.querySelector(`#index tr[data-repo="${repo}"] .indexed`)?.textContent === sha,
+    [REPO, mainSha.slice(0, 12)],
+    { timeout: 20000 },
+  );
   await page.waitForFunction(() => document.querySelectorAll("#groups tbody tr").length === 10, null, { timeout: 20000 });
   const groups = await page.$$eval("#groups tbody tr", (trs) => trs.map((t) => t.cells[0].textContent));
   assert.ok(groups.includes("agent-static") && groups.includes("publisher"), JSON.stringify(groups));
