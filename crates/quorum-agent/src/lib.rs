@@ -7,6 +7,7 @@
 //! store, so any replica can review any job.
 
 mod graph_tools;
+pub mod repo_search;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -124,7 +125,7 @@ impl AgentHandler {
     /// there is no index or the repository is not in it).
     async fn search_for(&self, repo: &str) -> Arc<dyn SearchIndex> {
         match &self.search {
-            Some(index) => Arc::new(quorum_search::tools::RepoSearch::new(index.clone(), repo).await),
+            Some(index) => Arc::new(repo_search::RepoSearch::new(index.clone(), repo).await),
             None => Arc::new(NotIndexed),
         }
     }

@@ -117,7 +117,7 @@ async fn tools_answer_and_never_leave_the_repository() {
     search.index("acme/units", "c1", &files, &|_, _| {}).await.unwrap();
     let tools = GraphTools {
         tools: tools.tools,
-        search: Arc::new(quorum_search::tools::RepoSearch::new(search.clone(), "acme/units").await),
+        search: Arc::new(quorum_agent::repo_search::RepoSearch::new(search.clone(), "acme/units").await),
     };
     assert_eq!(tools.offered(), quorum_llm::tools::TOOL_NAMES);
     let code = call(&tools, "search_code", r#"{"query":"convert","path_glob":"lib/*.py"}"#)
@@ -133,7 +133,7 @@ async fn tools_answer_and_never_leave_the_repository() {
         .await
         .unwrap_err();
     assert!(e.contains("path_glob"), "{e}");
-    let other = quorum_search::tools::RepoSearch::new(search, "acme/other").await;
+    let other = quorum_agent::repo_search::RepoSearch::new(search, "acme/other").await;
     assert!(
         !quorum_llm::SearchIndex::available(&other),
         "a repository not indexed offers no search"

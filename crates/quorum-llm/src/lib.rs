@@ -13,7 +13,8 @@ pub mod config;
 pub mod explain;
 pub mod judge;
 pub mod prompt;
-pub mod retry;
+/// The retry layer, shared with the embedding client (`quorum-openai`).
+pub use quorum_openai as retry;
 pub mod review_loop;
 pub mod schema;
 pub mod tools;

@@ -281,10 +281,10 @@ pub struct OpenAiEmbedConfig {
 
 impl OpenAiEmbedder {
     pub fn new(cfg: &OpenAiEmbedConfig) -> Result<Self, SearchError> {
-        Self::with_policy(cfg, quorum_llm::retry::RetryPolicy::default())
+        Self::with_policy(cfg, quorum_openai::RetryPolicy::default())
     }
 
-    pub fn with_policy(cfg: &OpenAiEmbedConfig, policy: quorum_llm::retry::RetryPolicy) -> Result<Self, SearchError> {
+    pub fn with_policy(cfg: &OpenAiEmbedConfig, policy: quorum_openai::RetryPolicy) -> Result<Self, SearchError> {
         if cfg.model.trim().is_empty() || cfg.dim == 0 || cfg.batch == 0 {
             return Err(SearchError::Config(
                 "embeddings endpoint: model must be named, dimension and batch size must be > 0".into(),
@@ -297,10 +297,10 @@ impl OpenAiEmbedder {
         let oc = async_openai::config::OpenAIConfig::new()
             .with_api_base(cfg.base_url.trim_end_matches('/'))
             .with_api_key(cfg.api_key.clone().unwrap_or_default());
-        let client = async_openai::Client::with_config(oc).with_http_service(quorum_llm::retry::RetryingHttp::new(
+        let client = async_openai::Client::with_config(oc).with_http_service(quorum_openai::RetryingHttp::new(
             http,
             policy,
-            quorum_llm::retry::RetryLog::default(),
+            quorum_openai::RetryLog::default(),
         ));
         Ok(OpenAiEmbedder {
             client,

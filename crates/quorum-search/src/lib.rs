@@ -11,7 +11,8 @@
 //!   ([`server::ServerStore`], `qdrant-client`).
 //! - [`index`]: incremental indexing and hybrid (dense + sparse) search;
 //!   [`fusion`]: the two rankings made one, weighing a word match by how
-//!   much of the query it holds; [`tools`]: the model's `search_code` / `search_docs`.
+//!   much of the query it holds (the model's `search_code` / `search_docs` are the agent's
+//!   `repo_search.rs`, over this crate).
 //! - [`reviews`]: the team's past review threads (review memory) as a third
 //!   collection, ranked the same way and filtered by who wrote them.
 
@@ -26,7 +27,6 @@ pub mod server;
 pub mod sparse;
 pub mod store;
 pub mod testing;
-pub mod tools;
 
 pub use chunk::{Kind, SymbolSpan};
 pub use config::{SearchArgs, open_index};

@@ -1,12 +1,13 @@
 //! The model agents' `search_code` / `search_docs` over one repository's
-//! hybrid index.
+//! hybrid index: the agent plugs the search crate into the model's tool
+//! box, so neither depends on the other.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use quorum_llm::SearchIndex;
 
-use crate::{HybridIndex, Kind, SearchOptions, format_hits};
+use quorum_search::{HybridIndex, Kind, SearchOptions, format_hits};
 
 /// Results per tool call, and lines shown of each.
 const TOOL_HITS: usize = 5;
