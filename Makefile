@@ -66,7 +66,7 @@ lint:
 # printed so the one rare failure says where it happened.
 unit: build
 	@ulimit -c unlimited 2>/dev/null; find crates -maxdepth 2 \( -name core -o -name 'core.[0-9]*' \) -type f -delete; \
-	cargo test --workspace -- --include-ignored --skip server_contract; rc=$$?; \
+	cargo test --workspace -- --include-ignored --skip server_contract --skip bench_; rc=$$?; \
 	if [ $$rc -ne 0 ] && command -v gdb >/dev/null; then \
 	  for c in $$(find crates -maxdepth 2 \( -name core -o -name 'core.[0-9]*' \) -type f); do \
 	    exe=$$(file "$$c" | sed -n "s/.*execfn: '\([^']*\)'.*/\1/p"); \
@@ -198,6 +198,7 @@ eval-memory: build
 # (BENCH_LATENCY_MS): threads/s by concurrency and what a second run asks.
 bench-memory: deps
 	cargo test -p quorum-scm --test github_history -- --ignored --nocapture bench_ingest
+	cargo test --release -p quorum-search --test reviews -- --ignored --nocapture bench_index_reviews
 
 eval-memory-check: build
 	$(BIN)/quorum eval-memory --cases eval/memory/cases --out $${TMPDIR:-/tmp}/quorum-memory-results.json

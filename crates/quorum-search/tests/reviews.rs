@@ -188,3 +188,93 @@ async fn reviews_server_contract() {
     );
     reviews_contract(store, real_model()).await;
 }
+
+/// `make bench-memory`: the `reviews` collection on the embedded engine with
+/// the real model — threads embedded per second on a first sync, what a
+/// second sync with nothing changed costs, a sync after 1% changed, and the
+/// latency of a past-review question. Figures go to docs/memory.md; only
+/// the counts are asserted, never the time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: make bench-memory"]
+async fn bench_index_reviews() {
+    const THREADS: u64 = 1_000;
+    let subjects = [
+        "amounts are integer cents, never a float",
+        "log through the audit logger, not print()",
+        "settings should be a dataclass, not a bare dict",
+        "close the file with a context manager",
+        "this query runs once per row; batch it",
+        "the retry loop needs a cap and jitter",
+        "name the constant instead of the magic number",
+        "validate the email before the lookup",
+        "the handler swallows the exception; log it",
+        "add a test for the empty list",
+    ];
+    let dirs = ["shop", "billing", "api", "web", "jobs"];
+    let people = [
+        ("alice", "MEMBER"),
+        ("bob", "CONTRIBUTOR"),
+        ("carol", "OWNER"),
+        ("erin", "COLLABORATOR"),
+    ];
+    let docs: Vec<ReviewDoc> = (1..=THREADS)
+        .map(|i| {
+            let (who, assoc) = people[i as usize % people.len()];
+            let subject = subjects[i as usize % subjects.len()];
+            let path = format!("{}/module_{}.py", dirs[i as usize % dirs.len()], i % 37);
+            let text = format!(
+                "{who}: {subject} (line {})\nauthor: fixed in the next push",
+                i % 200 + 1
+            );
+            thread(i, who, assoc, &path, &text, (i % 4) as u32)
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let counting = Arc::new(Counting::new(real_model()));
+    let index = HybridIndex::open(Arc::new(EdgeStore::new(dir.path()).unwrap()), counting.clone())
+        .await
+        .unwrap();
+
+    let started = std::time::Instant::now();
+    let first = index.index_reviews(REPO, &docs, &|_, _| {}).await.unwrap();
+    let first_s = started.elapsed().as_secs_f64();
+    assert_eq!(first.embedded, THREADS as usize);
+
+    let before = counting.count();
+    let started = std::time::Instant::now();
+    let again = index.index_reviews(REPO, &docs, &|_, _| {}).await.unwrap();
+    let again_s = started.elapsed().as_secs_f64();
+    assert_eq!((again.embedded, counting.count() - before), (0, 0));
+
+    let mut changed = docs.clone();
+    for d in changed.iter_mut().step_by(100) {
+        d.fields.plus_one += 1;
+    }
+    let started = std::time::Instant::now();
+    let third = index.index_reviews(REPO, &changed, &|_, _| {}).await.unwrap();
+    let third_s = started.elapsed().as_secs_f64();
+    assert_eq!(third.embedded, (THREADS / 100) as usize);
+
+    let mut lat = vec![];
+    for q in subjects.iter().cycle().take(50) {
+        let started = std::time::Instant::now();
+        let hits = index
+            .search_reviews(REPO, &format!("why {q}?"), &ReviewFilter::default(), 10)
+            .await
+            .unwrap();
+        lat.push(started.elapsed().as_secs_f64() * 1000.0);
+        assert!(!hits.is_empty());
+    }
+    lat.sort_by(f64::total_cmp);
+    println!(
+        "reviews collection, {THREADS} threads, embedded engine, real model, 2 cores:\n  \
+         first sync: {first_s:.1} s = {:.0} threads/s embedded\n  \
+         second sync, nothing changed: {again_s:.2} s, 0 embedded\n  \
+         after 1% changed: {third_s:.2} s, {} embedded\n  \
+         question p50 {:.1} ms, p95 {:.1} ms (50 questions, top 10)",
+        THREADS as f64 / first_s,
+        third.embedded,
+        lat[lat.len() / 2],
+        lat[lat.len() * 95 / 100],
+    );
+}
