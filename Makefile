@@ -56,6 +56,7 @@ build:
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 # Unit tests, black-box service tests on the embedded broker, the store
 # contract against a real redis-server, and the multi-process fleet test

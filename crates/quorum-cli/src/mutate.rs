@@ -64,7 +64,7 @@ pub struct ClassReport {
     pub not_constructed: BTreeMap<String, usize>,
     /// Up to ten rename sites left out as overrides, with the method they override.
     pub overrides: Vec<String>,
-    /// Why mutations were missed, with counts (see [`miss_reason`]).
+    /// Why mutations were missed, with counts (see `miss_reason`).
     pub miss_reasons: BTreeMap<String, usize>,
     /// Up to ten missed sites (qualified names), to read.
     pub missed: Vec<String>,

@@ -47,7 +47,7 @@ pub trait PastRanker: Send + Sync {
 /// file, the best-ranked threads for its patch (by meaning when `ranker`
 /// has the repository's threads embedded, else by words; same file and
 /// directory first, re-ranked by reactions), each once, at most
-/// [`PAST_IN_ALL`]. A ranker that fails is a note and the words rank.
+/// `PAST_IN_ALL`. A ranker that fails is a note and the words rank.
 pub async fn past_reviews_for(
     threads: &[quorum_memory::PastThread],
     req: &ReviewRequest,

@@ -8,8 +8,8 @@
 //! | `GET /api/runs/{job}` | one run, its request summary and its review |
 //! | `POST /api/runs/{job}/approve` · `/discard` | decide a draft review |
 //! | `POST /api/index` | request a re-index of `repo` at `ref` |
-//! | `GET /api/memory` · `POST /api/memory/decide` | review memory ([`crate::memory_api`]) |
-//! | `GET /api/fleet` · `GET /api/dlq` · `POST /api/dlq/replay` | fleet health and the DLQ ([`crate::fleet_api`]) |
+//! | `GET /api/memory` · `POST /api/memory/decide` | review memory (`memory_api.rs`) |
+//! | `GET /api/fleet` · `GET /api/dlq` · `POST /api/dlq/replay` | fleet health and the DLQ (`fleet_api.rs`) |
 //!
 //! Every route needs `Authorization: Bearer <QUORUM_OPERATOR_TOKEN>`; with no
 //! token configured the API is off (404). The gateway never writes to the

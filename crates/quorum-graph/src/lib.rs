@@ -3,12 +3,12 @@
 //!
 //! - [`extract`]: tree-sitter facts per file (symbols, calls, imports, bases,
 //!   tests), cached by content hash.
-//! - [`resolve`](mod@resolve): cross-file resolution into edges; Python
+//! - `resolve` (private): cross-file resolution into edges; Python
 //!   there, the other languages in `resolve::other_langs` (imports,
 //!   exports, modules, qualifiers).
 //! - [`build`](mod@build): full and incremental builds, and the PR-head overlay.
 //! - [`blob`]: the compressed, versioned stored form.
-//! - [`impact`]: the impact report and the signature (arity) check.
+//! - [`impact`](mod@impact): the impact report and the signature (arity) check.
 //! - [`tools`]: the `get_callers` / `find_tests` / `read_snippet` back-ends.
 //!
 //! Pure: no IO. Sources come in as strings; storage is the caller's.

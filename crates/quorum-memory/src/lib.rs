@@ -6,7 +6,7 @@
 //!   (👍/👎, replies, resolved with or without a change).
 //! - [`learn`]: learned state (evidence per PR, operator decisions) and the
 //!   trust gates that derive memory items from it.
-//! - [`file`]: `.quorum/memory.yaml`, the reviewable, committed form.
+//! - [`file`](mod@file): `.quorum/memory.yaml`, the reviewable, committed form.
 //! - [`apply`]: what the critic and the engine do with active items.
 //!
 //! No IO: the SCM adapters fetch, the store keeps the state, services apply.

@@ -1,7 +1,7 @@
 //! SCM adapters. Two seams:
 //! - [`ChangeSource`]: the intake asks it for the files and patches of a
 //!   change (F-GW-4). [`LocalGit`] reads a local repository in-process (gitoxide).
-//! - [`ReviewSink`]: the publisher hands it one [`Review`]; only the
+//! - [`ReviewSink`]: the publisher hands it one [`Review`](quorum_core::Review); only the
 //!   publisher holds a sink, so only the publisher writes to the SCM.
 //!   The local sink (no SCM: fingerprints in the run store) is the
 //!   publisher's own (`quorum_publisher::LocalSink`).
