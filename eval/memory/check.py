@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Gates on a `quorum eval-memory` results file (eval/memory/README.md).
+"""Gates on a `quorum-lab eval-memory` results file (eval/memory/README.md).
 
 Every case must test something (without memory, each dismissed case repeats
 its finding and no convention case has it) and memory must do its job at the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Gate on `quorum mutate --json` results against eval/mutations/baseline.json:
+"""Gate on `quorum-lab mutate --json` results against eval/mutations/baseline.json:
 per package and class, at least the baseline's hits and at most its control
 findings (a control is the mutation with every call site updated: a finding
 there is a false positive, or a call the harness could not update). Run by

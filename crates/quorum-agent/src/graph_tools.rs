@@ -30,10 +30,13 @@ impl ToolBox for GraphTools {
                 self.tools
                     .get_callers(symbol, *hops)
                     .map(|a| serde_json::to_value(a).expect("answer serialises"))
-                    .map_err(|e| e.to_string()),
+                    .map_err(|e| quorum_core::error::chain(&e)),
             ),
             ToolCall::FindTests { symbol } => {
-                let tests = self.tools.find_tests(symbol).map_err(|e| e.to_string())?;
+                let tests = self
+                    .tools
+                    .find_tests(symbol)
+                    .map_err(|e| quorum_core::error::chain(&e))?;
                 Ok(if tests.is_empty() {
                     format!("no test reaches `{symbol}`")
                 } else {
@@ -44,7 +47,7 @@ impl ToolBox for GraphTools {
                 .tools
                 .read_snippet(path, *start, *end)
                 .await
-                .map_err(|e| e.to_string()),
+                .map_err(|e| quorum_core::error::chain(&e)),
             ToolCall::SearchCode { query, path_glob } => self.search.search_code(query, path_glob.as_deref()).await,
             ToolCall::SearchDocs { query } => self.search.search_docs(query).await,
         }

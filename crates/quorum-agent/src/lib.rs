@@ -250,7 +250,7 @@ impl quorum_context::memory::PastRanker for ReviewsCollection {
             limit,
         )
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| quorum_core::error::chain(&e))
     }
 }
 

@@ -42,7 +42,7 @@ impl RepoSearch {
             .index
             .search(&self.repo, query, &opts)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| quorum_core::error::chain(&e))?;
         Ok(format_hits(&hits, TOOL_LINES))
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use quorum_cli::fleet::{Fleet, FleetOptions};
-use quorum_cli::{bench, demo, eval, review};
+use quorum_cli::{demo, review};
 use quorum_runtime::{CommonArgs, EmbeddedBroker, ServiceContext};
 
 #[derive(Parser)]
@@ -39,8 +39,6 @@ enum Command {
         #[arg(long, default_value_t = 20)]
         limit: usize,
     },
-    /// Measure webhook-to-review overhead with the offline engine.
-    Bench(bench::BenchArgs),
     /// List or replay dead-lettered messages (`review.dlq`).
     Dlq {
         #[command(subcommand)]
@@ -49,41 +47,17 @@ enum Command {
         #[arg(long, env = "KAFKA_BROKERS", global = true)]
         kafka_brokers: Option<String>,
     },
-    /// Time the console's run list (operator API) with 200 and 10,000 runs in Redis.
-    BenchConsole(quorum_cli::bench_console::BenchConsoleArgs),
-    /// Benchmark the code graph on a pip-fetched sdist.
-    BenchIndex(quorum_cli::bench_index::BenchIndexArgs),
     /// Build the code graph of a directory and print its stats.
     Index(quorum_cli::graph_cmd::IndexArgs),
     /// Print the impact report of a local git range.
     Impact(quorum_cli::graph_cmd::ImpactArgs),
     /// Serve a local checkout over MCP (stdio, or streamable HTTP with --http) for an editor's agent.
     Mcp(Box<quorum_cli::mcp_cmd::McpArgs>),
-    /// Benchmark the hybrid index on a pip-fetched sdist (Django by default).
-    BenchSearch(quorum_cli::bench_search::BenchSearchArgs),
-    /// Hybrid search's answer quality (MRR@10, recall@1/5): docstring and
-    /// identifier queries mined from a codebase, or hand-written questions.
-    BenchRetrieval(quorum_cli::bench_retrieval::BenchRetrievalArgs),
     /// Hybrid search (dense + BM25, coverage-weighted fusion) over a directory's code or docs, indexing it first.
     Search(quorum_cli::search_cmd::SearchCmdArgs),
-    /// Run the seeded-bug eval through the pipeline and score it.
-    Eval(Box<eval::EvalArgs>),
-    /// Measure the explained-judge against the labelled sample
-    /// (`eval/judge/labels.json`): agreement and Cohen's kappa.
-    JudgeAgreement {
-        #[command(flatten)]
-        judge: quorum_cli::judge_cmd::JudgeArgs,
-        /// Print the measurement as JSON.
-        #[arg(long)]
-        json: bool,
-    },
     /// Review memory: harvest past reviews and answers to Quorum, list, approve, retire, export, import, search.
     #[command(subcommand)]
     Memory(Box<quorum_cli::memory_cmd::MemoryCommand>),
-    /// Mutate every sampled site of a real codebase (rename, add a parameter) and count what the graph checks catch, with inverse controls.
-    Mutate(quorum_cli::mutate::MutateArgs),
-    /// Measure review memory's effect (eval/memory): dismissed findings, learned conventions, clean controls.
-    EvalMemory(quorum_cli::memory_eval::EvalMemoryArgs),
     /// Publish a draft review that is waiting for approval.
     Approve(DraftArgs),
     /// Drop a draft review without publishing it.
@@ -243,52 +217,13 @@ async fn main() -> anyhow::Result<()> {
             quiet_logs();
             review::run(args).await?;
         }
-        Command::Bench(args) => {
-            bench::run(args).await?;
-        }
         Command::Dlq { action, kafka_brokers } => dlq(kafka_brokers, action).await?,
-        Command::Eval(args) => {
-            quiet_logs();
-            eval::run(*args).await?;
-        }
-        Command::JudgeAgreement { judge, json } => {
-            quiet_logs();
-            quorum_cli::judge_cmd::run(judge, json).await?;
-        }
-        Command::BenchIndex(args) => {
-            let r = tokio::task::spawn_blocking(move || quorum_cli::bench_index::run(args)).await??;
-            println!("{}", serde_json::to_string_pretty(&r)?);
-        }
         Command::Index(args) => quorum_cli::graph_cmd::index(args).await?,
-        Command::BenchConsole(args) => {
-            quiet_logs();
-            let r = quorum_cli::bench_console::run(args).await?;
-            println!("{}", serde_json::to_string_pretty(&r)?);
-        }
         Command::Impact(args) => quorum_cli::graph_cmd::impact_cmd(args).await?,
         Command::Mcp(args) => {
             // stdout may be the protocol: logs (warnings only) go to stderr.
             quiet_logs();
             quorum_cli::mcp_cmd::run(*args).await?;
-        }
-        Command::BenchRetrieval(args) => {
-            quiet_logs();
-            let out = args.out.clone();
-            let r = quorum_cli::bench_retrieval::run(args).await?;
-            if let Some(p) = out {
-                std::fs::write(&p, format!("{}\n", serde_json::to_string_pretty(&r)?))?;
-            }
-            println!("{}", quorum_cli::bench_retrieval::table(&r));
-        }
-        Command::BenchSearch(args) => {
-            quiet_logs();
-            let out = args.out.clone();
-            let r = quorum_cli::bench_search::run(args).await?;
-            let json = serde_json::to_string_pretty(&r)?;
-            if let Some(p) = out {
-                std::fs::write(&p, format!("{json}\n"))?;
-            }
-            println!("{json}");
         }
         Command::Search(args) => {
             quiet_logs();
@@ -298,20 +233,6 @@ async fn main() -> anyhow::Result<()> {
             if !quorum_cli::memory_cmd::run(*cmd).await? {
                 std::process::exit(1);
             }
-        }
-        Command::Mutate(args) => {
-            quiet_logs();
-            let report = quorum_cli::mutate::run(&args)?;
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
-            } else {
-                print!("{}", report.render());
-            }
-        }
-        Command::EvalMemory(args) => {
-            quiet_logs();
-            let report = quorum_cli::memory_eval::run(&args).await?;
-            println!("{}", report.summary());
         }
         Command::Approve(args) => decide(args, quorum_events::DraftDecision::Approve).await?,
         Command::Discard(args) => decide(args, quorum_events::DraftDecision::Discard).await?,

@@ -195,9 +195,12 @@ impl StateHome {
     }
 
     async fn save(&self, repo: &str, state: &MemoryState) -> Result<(), String> {
-        let json = serde_json::to_string(state).map_err(|e| e.to_string())?;
+        let json = serde_json::to_string(state).map_err(|e| quorum_core::error::chain(&e))?;
         match self {
-            StateHome::Store(s) => s.put_memory(repo, &json).await.map_err(|e| e.to_string()),
+            StateHome::Store(s) => s
+                .put_memory(repo, &json)
+                .await
+                .map_err(|e| quorum_core::error::chain(&e)),
             StateHome::File(p) => {
                 let tmp = p.with_extension("json.tmp");
                 std::fs::write(&tmp, json)

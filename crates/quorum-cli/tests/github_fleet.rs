@@ -8,59 +8,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+mod shop;
+use shop::{BASE, HEAD, HEAD2, NEW, OLD, REPO, emulated_pr, pr_event};
+
 use quorum_cli::fleet::{Fleet, FleetOptions, wait_for_review};
 use quorum_cli::webhook::deliver;
 use quorum_runtime::{CancellationToken, ServiceContext};
 use quorum_scm::github::{GitHub, GitHubAuth, GitHubConfig};
 use quorum_scm::{LocalRepos, Trees};
 use quorum_store::{MemoryStore, StateStore};
-use quorum_testkit::github::{EmulatedFile, EmulatedPr, GitHubEmulator, test_app_private_key};
+use quorum_testkit::github::{GitHubEmulator, test_app_private_key};
 use serde_json::{Value, json};
 
-const REPO: &str = "acme/shop";
-const BASE: &str = "1111111111111111111111111111111111111111";
-const HEAD: &str = "2222222222222222222222222222222222222222";
-const HEAD2: &str = "3333333333333333333333333333333333333333";
 const SECRET: &[u8] = b"github-fleet-secret";
-
-const OLD: &str =
-    "def find_user(db, email):\n    return db.execute(\"SELECT * FROM users WHERE email = ?\", (email,))\n";
-const NEW: &str = "def find_user(db, email):\n    query = f\"SELECT * FROM users WHERE email = '{email}'\"\n    return db.execute(query)\n";
-const PATCH: &str = "@@ -1,2 +1,3 @@\n def find_user(db, email):\n-    return db.execute(\"SELECT * FROM users WHERE email = ?\", (email,))\n+    query = f\"SELECT * FROM users WHERE email = '{email}'\"\n+    return db.execute(query)\n";
-
-fn pr(head: &str) -> EmulatedPr {
-    EmulatedPr {
-        number: 7,
-        title: "Look users up by email".into(),
-        body: "Adds a lookup.".into(),
-        author: "octocat".into(),
-        base_sha: BASE.into(),
-        head_sha: head.into(),
-        draft: false,
-        labels: vec![],
-        files: vec![EmulatedFile {
-            filename: "app/users.py".into(),
-            status: "modified".into(),
-            patch: Some(PATCH.into()),
-        }],
-    }
-}
-
-fn pr_event(action: &str, head: &str) -> Vec<u8> {
-    serde_json::to_vec(&json!({
-        "action": action,
-        "number": 7,
-        "pull_request": {
-            "number": 7, "title": "Look users up by email", "body": "Adds a lookup.", "draft": false,
-            "user": {"login": "octocat", "type": "User"},
-            "head": {"sha": head, "ref": "feature"}, "base": {"sha": BASE, "ref": "main"},
-            "labels": []
-        },
-        "repository": {"full_name": REPO, "name": "shop", "owner": {"login": "acme"}, "default_branch": "main"},
-        "sender": {"login": "octocat", "type": "User"}
-    }))
-    .unwrap()
-}
 
 fn comment_event(id: u64, user: &str, body: &str) -> Vec<u8> {
     serde_json::to_vec(&json!({
@@ -93,7 +53,7 @@ fn sql_comments(emu: &GitHubEmulator) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pull_request_on_github_gets_one_review_and_a_check_run() {
     let emu = GitHubEmulator::with_app(77).await;
-    emu.set_pr(REPO, pr(HEAD));
+    emu.set_pr(REPO, emulated_pr(7, "app/users.py", HEAD));
     emu.set_ref(REPO, "main", BASE);
     emu.add_file(REPO, BASE, "app/users.py", OLD);
     for head in [HEAD, HEAD2] {
@@ -140,7 +100,7 @@ async fn a_pull_request_on_github_gets_one_review_and_a_check_run() {
     let wait = Duration::from_secs(60);
 
     // Opened: one review, the SQL comment inline on new-side line 2.
-    let first = job(send("pull_request", pr_event("opened", HEAD)).await, 202).await;
+    let first = job(send("pull_request", pr_event("opened", 7, HEAD)).await, 202).await;
     let review = wait_for_review(store.as_ref(), &first, wait).await.unwrap();
     assert_eq!(review.verdict, quorum_core::Verdict::RequestChanges, "{review:#?}");
     let reviews = emu.reviews();
@@ -160,14 +120,14 @@ async fn a_pull_request_on_github_gets_one_review_and_a_check_run() {
     assert_eq!(runs[0]["head_sha"], HEAD);
 
     // A redelivery: the same job, nothing new on GitHub.
-    let again = job(send("pull_request", pr_event("opened", HEAD)).await, 200).await;
+    let again = job(send("pull_request", pr_event("opened", 7, HEAD)).await, 200).await;
     assert_eq!(again, first);
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(emu.reviews().len(), 1);
 
     // A push that keeps the problem: reviewed, but the comment is not repeated.
-    emu.set_pr(REPO, pr(HEAD2));
-    let pushed = job(send("pull_request", pr_event("synchronize", HEAD2)).await, 202).await;
+    emu.set_pr(REPO, emulated_pr(7, "app/users.py", HEAD2));
+    let pushed = job(send("pull_request", pr_event("synchronize", 7, HEAD2)).await, 202).await;
     assert_ne!(pushed, first);
     wait_for_review(store.as_ref(), &pushed, wait).await.unwrap();
     assert_eq!(sql_comments(&emu).len(), 1, "the SQL comment was posted twice");
@@ -204,7 +164,7 @@ async fn a_pull_request_on_github_gets_one_review_and_a_check_run() {
     let runs = emu.check_runs().len();
     let (status, body) = send(
         "pull_request",
-        pr_event("reopened", "4444444444444444444444444444444444444444"),
+        pr_event("reopened", 7, "4444444444444444444444444444444444444444"),
     )
     .await;
     assert_eq!(status, 202);

@@ -8,6 +8,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+mod shop;
+use shop::{BASE, HEAD, NEW, OLD, REPO, emulated_pr, pr_event};
+
 use quorum_cli::fleet::{Fleet, FleetOptions, wait_for_review};
 use quorum_cli::webhook::deliver;
 use quorum_context::memory::StoreCheckpoint;
@@ -17,54 +20,13 @@ use quorum_runtime::{CancellationToken, ServiceContext};
 use quorum_scm::github::{GitHub, GitHubAuth, GitHubConfig, GitHubHistory};
 use quorum_scm::{HttpCache, LocalRepos, Trees};
 use quorum_store::{MemoryStore, StateStore};
-use quorum_testkit::github::{EmulatedFile, EmulatedPr, GitHubEmulator, PastReviewComment, ThreadState};
-use serde_json::{Value, json};
+use quorum_testkit::github::{GitHubEmulator, PastReviewComment, ThreadState};
+use serde_json::Value;
 
-const REPO: &str = "acme/shop";
-const BASE: &str = "1111111111111111111111111111111111111111";
-const HEAD: &str = "2222222222222222222222222222222222222222";
 const TOKEN: &str = "ghp_memoryFleet";
 const SECRET: &[u8] = b"memory-fleet-secret";
 
-const OLD: &str =
-    "def find_user(db, email):\n    return db.execute(\"SELECT * FROM users WHERE email = ?\", (email,))\n";
-const NEW: &str = "def find_user(db, email):\n    query = f\"SELECT * FROM users WHERE email = '{email}'\"\n    return db.execute(query)\n";
-const PATCH: &str = "@@ -1,2 +1,3 @@\n def find_user(db, email):\n-    return db.execute(\"SELECT * FROM users WHERE email = ?\", (email,))\n+    query = f\"SELECT * FROM users WHERE email = '{email}'\"\n+    return db.execute(query)\n";
 const QUORUM_SQL: &str = "**SQL query built from strings** (critical, security, confidence 0.95) — from static\n\nUse parameters.\n<!-- quorum:fp:00aa11bb22cc33dd --><!-- quorum:rule:sql-string-building -->";
-
-fn pr(number: u64, path: &str) -> EmulatedPr {
-    EmulatedPr {
-        number,
-        title: "Look users up by email".into(),
-        body: String::new(),
-        author: "octocat".into(),
-        base_sha: BASE.into(),
-        head_sha: HEAD.into(),
-        draft: false,
-        labels: vec![],
-        files: vec![EmulatedFile {
-            filename: path.into(),
-            status: "modified".into(),
-            patch: Some(PATCH.into()),
-        }],
-    }
-}
-
-fn opened(number: u64) -> Vec<u8> {
-    serde_json::to_vec(&json!({
-        "action": "opened",
-        "number": number,
-        "pull_request": {
-            "number": number, "title": "Look users up by email", "body": "", "draft": false,
-            "user": {"login": "octocat", "type": "User"},
-            "head": {"sha": HEAD, "ref": format!("feature-{number}")}, "base": {"sha": BASE, "ref": "main"},
-            "labels": []
-        },
-        "repository": {"full_name": REPO, "name": "shop", "owner": {"login": "acme"}, "default_branch": "main"},
-        "sender": {"login": "octocat", "type": "User"}
-    }))
-    .unwrap()
-}
 
 fn sql_comments_on(emu: &GitHubEmulator, path: &str) -> usize {
     emu.reviews()
@@ -135,8 +97,8 @@ async fn a_finding_the_team_dismissed_twice_is_not_posted_again_in_its_scope() {
         emu.add_file(REPO, BASE, path, OLD);
         emu.add_file(REPO, HEAD, path, NEW);
     }
-    emu.set_pr(REPO, pr(7, "app/users.py"));
-    emu.set_pr(REPO, pr(8, "lib/users.py"));
+    emu.set_pr(REPO, emulated_pr(7, "app/users.py", HEAD));
+    emu.set_pr(REPO, emulated_pr(8, "lib/users.py", HEAD));
 
     let mut config = GitHubConfig::new(emu.url(), GitHubAuth::Token(quorum_core::Secret::new(TOKEN)));
     config.backoff = Duration::from_millis(5);
@@ -185,9 +147,15 @@ async fn a_finding_the_team_dismissed_twice_is_not_posted_again_in_its_scope() {
     let wait = Duration::from_secs(60);
 
     // In app/: suppressed, with the item and the people behind it as the reason.
-    let (status, body) = deliver(&http, fleet.gateway, SECRET, "pull_request", opened(7))
-        .await
-        .unwrap();
+    let (status, body) = deliver(
+        &http,
+        fleet.gateway,
+        SECRET,
+        "pull_request",
+        pr_event("opened", 7, HEAD),
+    )
+    .await
+    .unwrap();
     assert_eq!(status, 202, "{body}");
     let job = body["job_id"].as_str().unwrap().to_string();
     let review = wait_for_review(store.as_ref(), &job, wait).await.unwrap();
@@ -207,9 +175,15 @@ async fn a_finding_the_team_dismissed_twice_is_not_posted_again_in_its_scope() {
     assert_eq!(matches.len(), 1, "{matches:?}");
 
     // In lib/: outside the item's scope, the comment is posted as before.
-    let (status, body) = deliver(&http, fleet.gateway, SECRET, "pull_request", opened(8))
-        .await
-        .unwrap();
+    let (status, body) = deliver(
+        &http,
+        fleet.gateway,
+        SECRET,
+        "pull_request",
+        pr_event("opened", 8, HEAD),
+    )
+    .await
+    .unwrap();
     assert_eq!(status, 202, "{body}");
     let job = body["job_id"].as_str().unwrap().to_string();
     let review = wait_for_review(store.as_ref(), &job, wait).await.unwrap();

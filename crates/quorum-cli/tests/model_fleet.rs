@@ -233,7 +233,7 @@ async fn a_failing_critic_call_leaves_the_offline_verdict_standing() {
 
 /// With a response cache, the same review run again replays every model
 /// answer: no request reaches the server, the review is the same, and each
-/// agent's result counts its calls as replayed (what `quorum eval` sums).
+/// agent's result counts its calls as replayed (what `quorum-lab eval` sums).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rerun_with_a_response_cache_replays_every_model_answer() {
     let (file, line) = support::anchor_line("01-sql-fstring-email-lookup");

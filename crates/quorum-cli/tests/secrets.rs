@@ -12,40 +12,18 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod shop;
+use shop::{BASE, HEAD, NEW, OLD, REPO, emulated_pr, pr_event};
+
 use axum::body::Bytes;
 use axum::routing::post;
-use quorum_testkit::github::{EmulatedFile, EmulatedPr, GitHubEmulator, test_app_private_key};
+use quorum_testkit::github::{GitHubEmulator, test_app_private_key};
 use quorum_testkit::scripted_model::{Scripted, ScriptedModel};
 use quorum_testkit::{free_port, wait_for_port};
-use serde_json::json;
 
-const REPO: &str = "acme/shop";
-const BASE: &str = "1111111111111111111111111111111111111111";
-const HEAD: &str = "2222222222222222222222222222222222222222";
 const WEBHOOK_SECRET: &str = "whsec-7f3a9c1e55d24b08";
 const MODEL_KEY: &str = "sk-model-c0ffee4f00d91b7e";
 const OPERATOR_TOKEN: &str = "op-token-5b2e8d41aa73c6f0";
-const OLD: &str =
-    "def find_user(db, email):\n    return db.execute(\"SELECT * FROM users WHERE email = ?\", (email,))\n";
-const NEW: &str = "def find_user(db, email):\n    query = f\"SELECT * FROM users WHERE email = '{email}'\"\n    return db.execute(query)\n";
-const PATCH: &str = "@@ -1,2 +1,3 @@\n def find_user(db, email):\n-    return db.execute(\"SELECT * FROM users WHERE email = ?\", (email,))\n+    query = f\"SELECT * FROM users WHERE email = '{email}'\"\n+    return db.execute(query)\n";
-
-fn pr_event() -> Vec<u8> {
-    serde_json::to_vec(&json!({
-        "action": "opened",
-        "number": 7,
-        "pull_request": {
-            "number": 7, "title": "Look users up by email", "body": "Adds a lookup.", "draft": false,
-            "user": {"login": "octocat", "type": "User"},
-            "head": {"sha": HEAD, "ref": "feature"}, "base": {"sha": BASE, "ref": "main"},
-            "labels": []
-        },
-        "repository": {"full_name": REPO, "name": "shop", "owner": {"login": "acme"}, "default_branch": "main"},
-        "sender": {"login": "octocat", "type": "User"}
-    }))
-    .unwrap()
-}
-
 /// Where each secret appears in `text`, by name.
 fn leaks<'a>(secrets: &'a [(String, String)], text: &str) -> Vec<&'a str> {
     secrets
@@ -58,24 +36,7 @@ fn leaks<'a>(secrets: &'a [(String, String)], text: &str) -> Vec<&'a str> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_secret_reaches_logs_metrics_traces_or_help() {
     let emu = GitHubEmulator::with_app(77).await;
-    emu.set_pr(
-        REPO,
-        EmulatedPr {
-            number: 7,
-            title: "Look users up by email".into(),
-            body: "Adds a lookup.".into(),
-            author: "octocat".into(),
-            base_sha: BASE.into(),
-            head_sha: HEAD.into(),
-            draft: false,
-            labels: vec![],
-            files: vec![EmulatedFile {
-                filename: "app/users.py".into(),
-                status: "modified".into(),
-                patch: Some(PATCH.into()),
-            }],
-        },
-    );
+    emu.set_pr(REPO, emulated_pr(7, "app/users.py", HEAD));
     emu.set_ref(REPO, "main", BASE);
     emu.add_file(REPO, BASE, "app/users.py", OLD);
     emu.add_file(REPO, HEAD, "app/users.py", NEW);
@@ -129,10 +90,15 @@ async fn no_secret_reaches_logs_metrics_traces_or_help() {
     // token, the model asked, the operator API with its token.
     let gateway: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let http = reqwest::Client::new();
-    let (status, body) =
-        quorum_cli::webhook::deliver(&http, gateway, WEBHOOK_SECRET.as_bytes(), "pull_request", pr_event())
-            .await
-            .unwrap();
+    let (status, body) = quorum_cli::webhook::deliver(
+        &http,
+        gateway,
+        WEBHOOK_SECRET.as_bytes(),
+        "pull_request",
+        pr_event("opened", 7, HEAD),
+    )
+    .await
+    .unwrap();
     assert_eq!(status, 202, "{body}");
     let start = Instant::now();
     while emu.reviews().is_empty() {

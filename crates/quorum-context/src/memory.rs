@@ -102,7 +102,11 @@ pub async fn past_reviews_for(
 
 /// `repo`'s learned state as stored (`None`: nothing learned yet).
 async fn stored_state(store: &dyn StateStore, repo: &str) -> Result<Option<MemoryState>, String> {
-    match store.get_memory(repo).await.map_err(|e| e.to_string())? {
+    match store
+        .get_memory(repo)
+        .await
+        .map_err(|e| quorum_core::error::chain(&e))?
+    {
         Some(json) => serde_json::from_str(&json)
             .map(Some)
             .map_err(|e| format!("the stored memory state is not readable: {e}")),
@@ -178,8 +182,11 @@ pub struct StoreCheckpoint<'a> {
 #[async_trait::async_trait]
 impl quorum_memory::Checkpoint for StoreCheckpoint<'_> {
     async fn save(&self, state: &MemoryState) -> Result<(), String> {
-        let json = serde_json::to_string(state).map_err(|e| e.to_string())?;
-        self.store.put_memory(self.repo, &json).await.map_err(|e| e.to_string())
+        let json = serde_json::to_string(state).map_err(|e| quorum_core::error::chain(&e))?;
+        self.store
+            .put_memory(self.repo, &json)
+            .await
+            .map_err(|e| quorum_core::error::chain(&e))
     }
 }
 
@@ -202,7 +209,7 @@ pub async fn refresh(
     if !store
         .acquire_lease(&lease, &holder, REFRESH_LEASE_MS)
         .await
-        .map_err(|e| e.to_string())?
+        .map_err(|e| quorum_core::error::chain(&e))?
     {
         return Ok(None);
     }
@@ -222,7 +229,7 @@ pub async fn refresh(
             &|_, _| {},
         )
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| quorum_core::error::chain(&e))?;
         Ok((summary, state))
     }
     .await;

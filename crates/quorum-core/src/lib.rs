@@ -7,6 +7,7 @@ pub mod budget;
 pub mod cluster;
 pub mod commit;
 pub mod diff;
+pub mod error;
 pub mod finding;
 pub mod job;
 pub mod lang;

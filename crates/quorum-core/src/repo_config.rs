@@ -123,7 +123,7 @@ impl RepoConfig {
         if text.trim().is_empty() {
             return Ok(RepoConfig::default());
         }
-        serde_norway::from_str(text).map_err(|e| e.to_string())
+        serde_norway::from_str(text).map_err(|e| crate::error::chain(&e))
     }
 }
 

@@ -1,5 +1,6 @@
 //! GitHub webhook payloads: the few fields intake needs, validated.
 
+use quorum_scm::github::pull::{PullRequest, User};
 use serde::Deserialize;
 
 /// What a delivery asks of us.
@@ -104,7 +105,7 @@ pub const REVIEW_ACTIONS: [&str; 4] = ["opened", "synchronize", "reopened", "rea
 struct Payload {
     action: Option<String>,
     repository: Option<Repo>,
-    pull_request: Option<Pr>,
+    pull_request: Option<PullRequest>,
     /// `push`: the updated ref (`refs/heads/main`).
     #[serde(rename = "ref")]
     git_ref: Option<String>,
@@ -147,37 +148,6 @@ struct Repo {
     default_branch: Option<String>,
 }
 
-#[derive(Deserialize)]
-struct Pr {
-    number: u64,
-    title: String,
-    body: Option<String>,
-    #[serde(default)]
-    draft: bool,
-    user: User,
-    head: Ref,
-    base: Ref,
-    #[serde(default)]
-    labels: Vec<Label>,
-}
-
-#[derive(Deserialize)]
-struct Label {
-    name: String,
-}
-
-#[derive(Deserialize)]
-struct User {
-    login: String,
-    #[serde(rename = "type", default)]
-    kind: String,
-}
-
-#[derive(Deserialize)]
-struct Ref {
-    sha: String,
-}
-
 /// Parses a delivery of `event` (the `X-GitHub-Event` header).
 pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
     let payload: Payload = serde_json::from_slice(body).map_err(|e| format!("malformed {event} payload: {e}"))?;
@@ -196,21 +166,19 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
                 .pull_request
                 .ok_or("pull_request payload has no `pull_request`")?;
             quorum_core::job::validate_repo_name(&repo.full_name)?;
-            for (name, sha) in [("head", &pr.head.sha), ("base", &pr.base.sha)] {
-                quorum_core::CommitId::parse(sha).map_err(|e| format!("pull_request.{name}.sha: {e}"))?;
-            }
+            let pr = pr.into_info().map_err(|e| format!("pull_request.{e}"))?;
             Ok(Event::PullRequest(PullRequestEvent {
                 action,
                 repo: repo.full_name,
                 number: pr.number,
                 title: pr.title,
-                body: pr.body.unwrap_or_default(),
-                author_is_bot: quorum_scm::is_bot(&pr.user.login, &pr.user.kind),
-                author: pr.user.login,
+                body: pr.body,
+                author: pr.author,
+                author_is_bot: pr.author_is_bot,
                 draft: pr.draft,
-                base_sha: pr.base.sha,
-                head_sha: pr.head.sha,
-                labels: pr.labels.into_iter().map(|l| l.name).collect(),
+                base_sha: pr.base_sha,
+                head_sha: pr.head_sha,
+                labels: pr.labels,
                 default_branch: repo.default_branch,
             }))
         }
@@ -290,7 +258,7 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
                     action: Some(format!("{action} (the repository names no default branch)")),
                 });
             };
-            quorum_scm::validate_ref(&branch).map_err(|e| e.to_string())?;
+            quorum_scm::validate_ref(&branch).map_err(|e| quorum_core::error::chain(&e))?;
             Ok(Event::ReviewThread {
                 repo: repo.full_name,
                 number: pr.number,
@@ -305,7 +273,7 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
             let default = repo.default_branch.as_deref();
             match (branch, default) {
                 (Some(b), Some(d)) if b == d && !payload.deleted => {
-                    quorum_scm::validate_ref(b).map_err(|e| e.to_string())?;
+                    quorum_scm::validate_ref(b).map_err(|e| quorum_core::error::chain(&e))?;
                     Ok(Event::Push {
                         repo: repo.full_name,
                         branch: b.to_string(),

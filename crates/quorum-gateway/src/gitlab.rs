@@ -127,7 +127,7 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
                 .target_branch
                 .clone()
                 .ok_or("Merge Request Hook payload has no `object_attributes.target_branch`")?;
-            quorum_scm::validate_ref(&target).map_err(|e| e.to_string())?;
+            quorum_scm::validate_ref(&target).map_err(|e| quorum_core::error::chain(&e))?;
             let author = payload.user.as_ref().map(|u| u.username.clone()).unwrap_or_default();
             Ok(Event::PullRequest(PullRequestEvent {
                 action,
@@ -190,7 +190,7 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Event, String> {
             let deleted = payload.after.as_deref().is_some_and(|a| a.chars().all(|c| c == '0'));
             match (git_ref.strip_prefix("refs/heads/"), project.default_branch.as_deref()) {
                 (Some(b), Some(d)) if b == d && !deleted => {
-                    quorum_scm::validate_ref(b).map_err(|e| e.to_string())?;
+                    quorum_scm::validate_ref(b).map_err(|e| quorum_core::error::chain(&e))?;
                     Ok(Event::Push {
                         repo: project.path_with_namespace.clone(),
                         branch: b.to_string(),

@@ -54,7 +54,7 @@ fn parse(args: &ChangeArgs) -> Result<Spec, String> {
             };
             let head = if head.is_empty() { "HEAD" } else { head };
             for r in [base, head] {
-                validate_ref(r).map_err(|e| e.to_string())?;
+                validate_ref(r).map_err(|e| quorum_core::error::chain(&e))?;
             }
             Ok(Spec::Refs(base.to_string(), head.to_string()))
         }
@@ -70,13 +70,13 @@ pub async fn resolve(dir: Option<&Path>, args: &ChangeArgs) -> Result<Range, Str
                     changes need history (start `quorum mcp --repo` on a git checkout)"
             .into());
     };
-    let git = LocalGit::open(dir).map_err(|e| e.to_string())?;
+    let git = LocalGit::open(dir).map_err(|e| quorum_core::error::chain(&e))?;
     match spec {
         Spec::Refs(base, head) => {
             let label = format!("{base}..{head}");
             Ok(Range {
-                base: git.resolve(&base).await.map_err(|e| e.to_string())?,
-                head: git.resolve(&head).await.map_err(|e| e.to_string())?,
+                base: git.resolve(&base).await.map_err(|e| quorum_core::error::chain(&e))?,
+                head: git.resolve(&head).await.map_err(|e| quorum_core::error::chain(&e))?,
                 label,
             })
         }
@@ -91,9 +91,9 @@ pub async fn resolve(dir: Option<&Path>, args: &ChangeArgs) -> Result<Range, Str
             let head = tokio::task::spawn_blocking(move || quorum_scm::snapshot(&root, &what))
                 .await
                 .map_err(|e| format!("the snapshot task failed: {e}"))?
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| quorum_core::error::chain(&e))?;
             Ok(Range {
-                base: git.resolve("HEAD").await.map_err(|e| e.to_string())?,
+                base: git.resolve("HEAD").await.map_err(|e| quorum_core::error::chain(&e))?,
                 head,
                 label,
             })

@@ -130,7 +130,7 @@ impl Repo {
             .dir
             .as_deref()
             .ok_or("this server was started on a directory that is not a git repository")?;
-        LocalGit::open(dir).map_err(|e| e.to_string())
+        LocalGit::open(dir).map_err(|e| quorum_core::error::chain(&e))
     }
 
     /// The graph at `commit`: the loaded one, or one built from that
@@ -148,7 +148,7 @@ impl Repo {
             .git()?
             .read_tree("local", commit)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| quorum_core::error::chain(&e))?;
         let previous = self.graph.clone();
         let graph = tokio::task::spawn_blocking(move || quorum_graph::build(tree, Some(&previous)).0)
             .await

@@ -100,7 +100,10 @@ impl Search {
         let index = self.index.as_ref().expect("a ready search has an index");
         let mut opts = SearchOptions::new(kind, limit);
         opts.path_glob = path_glob.map(str::to_string);
-        let hits = index.search(&self.key, query, &opts).await.map_err(|e| e.to_string())?;
+        let hits = index
+            .search(&self.key, query, &opts)
+            .await
+            .map_err(|e| quorum_core::error::chain(&e))?;
         if hits.is_empty() {
             return Ok(format!("no {} chunk matches {query:?}", kind_name(kind)));
         }

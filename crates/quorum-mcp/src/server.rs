@@ -247,7 +247,7 @@ impl QuorumMcp {
             (None, false, None) => quorum_memory::Asker::Group(
                 a.group
                     .iter()
-                    .map(|g| quorum_memory::Association::parse(g.trim()).map_err(|e| e.to_string()))
+                    .map(|g| quorum_memory::Association::parse(g.trim()).map_err(|e| quorum_core::error::chain(&e)))
                     .collect::<Result<_, _>>()?,
             ),
             (None, true, Some(n)) if (1..=5).contains(&n) => quorum_memory::Asker::Panel(n.into()),
@@ -272,7 +272,7 @@ impl QuorumMcp {
             (Some(index), Some(repo)) => {
                 quorum_search::reviews::ask(&index, repo, &threads, &asker, &query, a.file.as_deref(), limit)
                     .await
-                    .map_err(|e| e.to_string())?
+                    .map_err(|e| quorum_core::error::chain(&e))?
             }
             _ => None,
         };
@@ -283,7 +283,7 @@ impl QuorumMcp {
                 threads.len()
             ));
         }
-        serde_json::to_string_pretty(&hits).map_err(|e| e.to_string())
+        serde_json::to_string_pretty(&hits).map_err(|e| quorum_core::error::chain(&e))
     }
 
     /// The commit `git_ref` names, or `None` for the loaded HEAD.
@@ -291,7 +291,12 @@ impl QuorumMcp {
         let Some(r) = git_ref.map(str::trim).filter(|r| !r.is_empty()) else {
             return Ok(None);
         };
-        let commit = self.repo.git()?.resolve(r).await.map_err(|e| e.to_string())?;
+        let commit = self
+            .repo
+            .git()?
+            .resolve(r)
+            .await
+            .map_err(|e| quorum_core::error::chain(&e))?;
         Ok((self.repo.commit.as_deref() != Some(commit.as_str())).then_some(commit))
     }
 
@@ -306,31 +311,33 @@ impl QuorumMcp {
     async fn callers(&self, a: SymbolArgs) -> Result<String, String> {
         let symbol = nonempty(&a.symbol)?;
         let graph = self.graph_for(&a.repo, a.git_ref.as_deref()).await?;
-        let found = quorum_graph::tools::get_callers(&graph, symbol, a.hops.unwrap_or(2)).map_err(|e| e.to_string())?;
-        serde_json::to_string_pretty(&found).map_err(|e| e.to_string())
+        let found = quorum_graph::tools::get_callers(&graph, symbol, a.hops.unwrap_or(2))
+            .map_err(|e| quorum_core::error::chain(&e))?;
+        serde_json::to_string_pretty(&found).map_err(|e| quorum_core::error::chain(&e))
     }
 
     async fn tests(&self, a: SymbolArgs) -> Result<String, String> {
         let symbol = nonempty(&a.symbol)?;
         let graph = self.graph_for(&a.repo, a.git_ref.as_deref()).await?;
-        let tests = quorum_graph::tools::find_tests(&graph, symbol).map_err(|e| e.to_string())?;
-        serde_json::to_string_pretty(&tests).map_err(|e| e.to_string())
+        let tests = quorum_graph::tools::find_tests(&graph, symbol).map_err(|e| quorum_core::error::chain(&e))?;
+        serde_json::to_string_pretty(&tests).map_err(|e| quorum_core::error::chain(&e))
     }
 
     async fn snippet(&self, a: SnippetArgs) -> Result<String, String> {
         self.check_repo(&a.repo)?;
         match self.at(a.git_ref.as_deref()).await? {
             None => quorum_graph::tools::read_snippet(self.repo.as_ref(), &a.path, a.start, a.end)
-                .map_err(|e| e.to_string()),
+                .map_err(|e| quorum_core::error::chain(&e)),
             Some(commit) => {
-                quorum_graph::tools::check_snippet_request(&a.path, a.start, a.end).map_err(|e| e.to_string())?;
+                quorum_graph::tools::check_snippet_request(&a.path, a.start, a.end)
+                    .map_err(|e| quorum_core::error::chain(&e))?;
                 use quorum_scm::TreeSource;
                 let text = self
                     .repo
                     .git()?
                     .read_file("local", &commit, &a.path)
                     .await
-                    .map_err(|e| e.to_string())?
+                    .map_err(|e| quorum_core::error::chain(&e))?
                     .ok_or_else(|| format!("no file {} at {}", a.path, &commit[..12]))?;
                 Ok(quorum_graph::tools::number_lines(&text, a.start, a.end))
             }
@@ -362,11 +369,14 @@ impl QuorumMcp {
         let budget = a.budget.unwrap_or(IMPACT_BUDGET).clamp(200, MAX_IMPACT_BUDGET);
         let range = changes::resolve(self.repo.dir(), &a.change).await?;
         let git = self.repo.git()?;
-        let change = git.diff(&range.base, &range.head).await.map_err(|e| e.to_string())?;
+        let change = git
+            .diff(&range.base, &range.head)
+            .await
+            .map_err(|e| quorum_core::error::chain(&e))?;
         let base = self.repo.graph_at(&range.base).await?;
         let report = crate::impact::change_impact(&git, &base, &change, hops)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| quorum_core::error::chain(&e))?;
         Ok(format!(
             "impact of {} ({} files changed)\n{}",
             range.label,

@@ -113,7 +113,7 @@ fn tracer_provider(cfg: &OtlpConfig) -> Result<SdkTracerProvider, String> {
         .with_http()
         .with_endpoint(format!("{}/v1/traces", cfg.endpoint.trim_end_matches('/')))
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| quorum_core::error::chain(&e))?;
     Ok(SdkTracerProvider::builder()
         .with_batch_exporter(exporter)
         .with_resource(

@@ -220,32 +220,21 @@ impl TreeSource for Trees {
 mod tests {
     use super::*;
 
-    async fn git(dir: &Path, args: &[&str]) {
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .status()
-            .await
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
-    }
+    use quorum_testkit::git;
 
     #[tokio::test]
     async fn clones_on_first_use_and_fetches_branches() {
         let tmp = tempfile::tempdir().unwrap();
         let origin = tmp.path().join("origin/acme/shop.git");
         std::fs::create_dir_all(&origin).unwrap();
-        git(&origin, &["init", "-q", "--bare", "-b", "main"]).await;
+        git(&origin, &["init", "-q", "--bare", "-b", "main"]);
         let work = tmp.path().join("work");
         std::fs::create_dir(&work).unwrap();
-        git(&work, &["init", "-q", "-b", "main"]).await;
+        git(&work, &["init", "-q", "-b", "main"]);
         std::fs::write(work.join("a.py"), "x = 1\n").unwrap();
-        git(&work, &["add", "-A"]).await;
-        git(&work, &["commit", "-qm", "one"]).await;
-        git(&work, &["push", "-q", origin.to_str().unwrap(), "main"]).await;
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-qm", "one"]);
+        git(&work, &["push", "-q", origin.to_str().unwrap(), "main"]);
 
         let base = format!("file://{}", tmp.path().join("origin").display());
         let cache = CloneCache::new(&base, tmp.path().join("cache")).unwrap();
@@ -261,8 +250,8 @@ mod tests {
 
         // A new commit upstream is seen on the next branch resolve.
         std::fs::write(work.join("a.py"), "x = 2\n").unwrap();
-        git(&work, &["commit", "-qam", "two"]).await;
-        git(&work, &["push", "-q", origin.to_str().unwrap(), "main"]).await;
+        git(&work, &["commit", "-qam", "two"]);
+        git(&work, &["push", "-q", origin.to_str().unwrap(), "main"]);
         let second = cache.resolve("acme/shop", "main").await.unwrap();
         assert_ne!(first, second);
         assert_eq!(cache.read_tree("acme/shop", &second).await.unwrap()[0].1, "x = 2\n");

@@ -252,39 +252,27 @@ mod tests {
         assert!(validate_path("shop/a.py").is_ok());
     }
 
-    async fn git(dir: &Path, args: &[&str]) {
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .status()
-            .await
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
-    }
+    use quorum_testkit::git;
 
     #[tokio::test]
     async fn reads_a_tree_at_a_commit_without_following_symlinks() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        git(d, &["init", "-q", "-b", "main"]).await;
+        git(d, &["init", "-q", "-b", "main"]);
         std::fs::create_dir(d.join("pkg")).unwrap();
         std::fs::write(d.join("pkg/a.py"), "x = 1\n").unwrap();
         std::fs::write(d.join("bin.dat"), [0u8, 1, 2]).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", d.join("link")).unwrap();
-        git(d, &["add", "-A"]).await;
+        git(d, &["add", "-A"]);
         git(
             d,
             &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"],
-        )
-        .await;
+        );
         std::fs::write(d.join("pkg/a.py"), "x = 2\n").unwrap();
         git(
             d,
             &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "two"],
-        )
-        .await;
+        );
         let repo = LocalGit::open(d).unwrap();
         let first = TreeSource::resolve(&repo, "o/r", "HEAD~1").await.unwrap();
         let tree = repo.read_tree("o/r", &first).await.unwrap();

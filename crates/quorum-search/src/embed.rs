@@ -136,10 +136,10 @@ impl OnnxEmbedder {
         let err = |what: &str, e: &dyn std::fmt::Display| SearchError::Config(format!("{what}: {e}"));
         let env = ORT_ENV.get_or_init(|| {
             ort::init_from(&files.runtime)
-                .map_err(|e| e.to_string())?
+                .map_err(|e| quorum_core::error::chain(&e))?
                 .with_name("quorum")
                 .build()
-                .map_err(|e| e.to_string())
+                .map_err(|e| quorum_core::error::chain(&e))
         });
         let env = env
             .as_ref()

@@ -9,7 +9,7 @@
 //! depends on how much of the query it holds: [`Fusion::CoverageRrf`] scales
 //! the sparse side's term by the share of the query's terms the chunk
 //! contains. Which fusion ships was decided by the retrieval benchmark
-//! (`quorum bench-retrieval`, docs/search.md), not by one query.
+//! (`quorum-lab bench-retrieval`, docs/search.md), not by one query.
 
 use std::collections::HashMap;
 

@@ -70,14 +70,10 @@ impl Rule for DivisionByLength {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testutil::diff;
+    use crate::rules::testutil::hit_lines;
 
     fn lines(l: &[&str]) -> Vec<u32> {
-        DivisionByLength
-            .check(&diff("u.py", l), Family::Python)
-            .into_iter()
-            .map(|h| h.line)
-            .collect()
+        hit_lines(&DivisionByLength, "u.py", l)
     }
 
     #[test]

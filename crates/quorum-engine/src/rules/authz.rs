@@ -64,14 +64,10 @@ impl Rule for AuthorizationRemoved {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testutil::diff;
+    use crate::rules::testutil::hit_lines;
 
     fn lines(l: &[&str]) -> Vec<u32> {
-        AuthorizationRemoved
-            .check(&diff("h.py", l), Family::Python)
-            .into_iter()
-            .map(|h| h.line)
-            .collect()
+        hit_lines(&AuthorizationRemoved, "h.py", l)
     }
 
     #[test]

@@ -347,14 +347,10 @@ mod tests {
 #[cfg(test)]
 mod moved_lines {
     use super::*;
-    use crate::rules::testutil::diff;
+    use crate::rules::testutil::hit_lines;
 
     fn lines(path: &str, l: &[&str]) -> Vec<u32> {
-        ConditionChanged
-            .check(&diff(path, l), Family::of(path))
-            .iter()
-            .map(|h| h.line)
-            .collect()
+        hit_lines(&ConditionChanged, path, l)
     }
 
     #[test]

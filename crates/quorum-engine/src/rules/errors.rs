@@ -293,14 +293,10 @@ impl Rule for SwallowedException {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testutil::diff;
+    use crate::rules::testutil::{diff, hit_lines};
 
     fn lines(l: &[&str]) -> Vec<u32> {
-        SwallowedException
-            .check(&diff("o.py", l), Family::Python)
-            .into_iter()
-            .map(|h| h.line)
-            .collect()
+        hit_lines(&SwallowedException, "o.py", l)
     }
 
     #[test]

@@ -58,14 +58,10 @@ impl Rule for IndexPastEnd {
 #[cfg(test)]
 mod past_end {
     use super::*;
-    use crate::rules::testutil::diff;
+    use crate::rules::testutil::hit_lines;
 
     fn lines(path: &str, l: &[&str]) -> Vec<u32> {
-        IndexPastEnd
-            .check(&diff(path, l), Family::of(path))
-            .iter()
-            .map(|h| h.line)
-            .collect()
+        hit_lines(&IndexPastEnd, path, l)
     }
 
     #[test]

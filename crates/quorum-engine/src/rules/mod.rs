@@ -241,4 +241,13 @@ pub(crate) mod testutil {
         assert!(errors.is_empty(), "{errors:?}");
         d
     }
+
+    /// The lines `rule` flags in that diff of `path` (its language from the
+    /// extension).
+    pub fn hit_lines(rule: &dyn super::Rule, path: &str, lines: &[&str]) -> Vec<u32> {
+        rule.check(&diff(path, lines), super::Family::of(path))
+            .iter()
+            .map(|h| h.line)
+            .collect()
+    }
 }

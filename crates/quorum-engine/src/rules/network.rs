@@ -139,14 +139,10 @@ fn dropped_timeouts(h: &quorum_core::Hunk) -> Vec<(u32, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testutil::diff;
+    use crate::rules::testutil::{diff, hit_lines};
 
     fn lines(l: &[&str]) -> Vec<u32> {
-        MissingTimeout
-            .check(&diff("c.py", l), Family::Python)
-            .into_iter()
-            .map(|h| h.line)
-            .collect()
+        hit_lines(&MissingTimeout, "c.py", l)
     }
 
     #[test]

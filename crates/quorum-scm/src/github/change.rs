@@ -14,38 +14,6 @@ pub const MAX_PR_FILES: usize = 3000;
 const PER_PAGE: usize = 100;
 
 #[derive(Deserialize)]
-struct Pr {
-    number: u64,
-    title: String,
-    body: Option<String>,
-    #[serde(default)]
-    draft: bool,
-    state: String,
-    user: User,
-    head: Ref,
-    base: Ref,
-    #[serde(default)]
-    labels: Vec<Label>,
-}
-
-#[derive(Deserialize)]
-struct User {
-    login: String,
-    #[serde(rename = "type", default)]
-    kind: String,
-}
-
-#[derive(Deserialize)]
-struct Ref {
-    sha: String,
-}
-
-#[derive(Deserialize)]
-struct Label {
-    name: String,
-}
-
-#[derive(Deserialize)]
 struct PrFile {
     filename: String,
     status: String,
@@ -147,29 +115,12 @@ impl ChangeSource for GitHub {
 
     async fn pull_request(&self, repo: &str, number: u64) -> Result<PullRequestInfo, ScmError> {
         quorum_core::job::validate_repo_name(repo).map_err(ScmError::Invalid)?;
-        let pr: Pr = self
+        let pr: super::pull::PullRequest = self
             .call(repo, Method::GET, &format!("/repos/{repo}/pulls/{number}"), None)
             .await?
             .json()?;
-        for (name, sha) in [("head", &pr.head.sha), ("base", &pr.base.sha)] {
-            if !crate::is_commit_id(sha) {
-                return Err(ScmError::Invalid(format!(
-                    "GitHub's {repo}#{number} {name}.sha `{sha}` is not a commit id"
-                )));
-            }
-        }
-        Ok(PullRequestInfo {
-            number: pr.number,
-            title: pr.title,
-            body: pr.body.unwrap_or_default(),
-            author_is_bot: crate::is_bot(&pr.user.login, &pr.user.kind),
-            author: pr.user.login,
-            draft: pr.draft,
-            open: pr.state == "open",
-            base_sha: pr.base.sha,
-            head_sha: pr.head.sha,
-            labels: pr.labels.into_iter().map(|l| l.name).collect(),
-        })
+        pr.into_info()
+            .map_err(|e| ScmError::Invalid(format!("GitHub's {repo}#{number} {e}")))
     }
 
     async fn can_write(&self, repo: &str, user: &str) -> Result<bool, ScmError> {

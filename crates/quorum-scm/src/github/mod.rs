@@ -8,6 +8,7 @@ mod change;
 mod client;
 pub(crate) mod config;
 pub mod history;
+pub mod pull;
 mod sink;
 mod tree;
 

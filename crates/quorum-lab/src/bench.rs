@@ -1,4 +1,4 @@
-//! `quorum bench`: the pipeline's own overhead, from "webhook accepted" to
+//! `quorum-lab bench`: the pipeline's own overhead, from "webhook accepted" to
 //! "review published", with the offline engine on the embedded broker. Not a
 //! test: figures depend on the machine; record them in `docs/benchmarks.md`.
 
@@ -12,9 +12,9 @@ use quorum_scm::{LocalGit, LocalRepos};
 use quorum_store::MemoryStore;
 use serde::Serialize;
 
-use crate::demo::DEMO_REPO;
-use crate::fleet::{Fleet, FleetOptions, wait_for_review};
-use crate::webhook::{open_pull_request, pull_request_payload};
+use quorum_cli::demo::DEMO_REPO;
+use quorum_cli::fleet::{Fleet, FleetOptions, wait_for_review};
+use quorum_cli::webhook::{open_pull_request, pull_request_payload};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchArgs {
@@ -88,7 +88,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<BenchReport> {
     // One warm-up review: the first consumer-group joins take seconds on the
     // mock cluster and are not pipeline overhead.
     let mut latencies = Vec::new();
-    let pb = crate::progress::bar("bench", args.reviews + 1, "reviews");
+    let pb = quorum_cli::progress::bar("bench", args.reviews + 1, "reviews");
     for i in 0..=args.reviews {
         let body = pull_request_payload(DEMO_REPO, i + 1, &repo.base, &repo.head, &case.title, &case.body);
         let accepted = open_pull_request(&client, fleet.gateway, &secret, body).await?;

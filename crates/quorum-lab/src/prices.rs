@@ -1,6 +1,6 @@
 //! The eval's price table: USD per million tokens, by model and token kind,
 //! so the $ column follows whatever the configured models cost. The default
-//! table (`eval/prices.json`) is built into the binary, so `quorum eval`
+//! table (`eval/prices.json`) is built into the binary, so `quorum-lab eval`
 //! works from any directory; `--prices FILE` replaces it. The offline engine
 //! is priced at zero.
 

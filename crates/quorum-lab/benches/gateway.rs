@@ -13,10 +13,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quorum_cli::bench::percentile;
 use quorum_cli::webhook::{deliver, pull_request_payload};
 use quorum_eval::{build_case_repo, case::load_case};
 use quorum_gateway::GatewayConfig;
+use quorum_lab::bench::percentile;
 use quorum_runtime::{CancellationToken, ServiceContext};
 use quorum_scm::{LocalGit, LocalRepos};
 use quorum_store::RedisStore;

@@ -1,4 +1,4 @@
-//! `quorum eval-memory`: does review memory change reviews the way it
+//! `quorum-lab eval-memory`: does review memory change reviews the way it
 //! should? Each case of `eval/memory/cases/` (format and scoring in
 //! `eval/memory/README.md`) is reviewed twice through the embedded fleet —
 //! without memory, then with the memory its history teaches — and the
@@ -319,7 +319,7 @@ pub async fn run_case(case: &MemoryCase) -> anyhow::Result<MemoryCaseResult> {
     let (_dir, path, base, head) = case_repo(case)?;
     let name = format!("local/{}", case.id);
     let review = |store: Arc<dyn StateStore>| {
-        crate::review::review_range(&path, &name, &base, &head, case.description.clone(), store, None)
+        quorum_cli::review::review_range(&path, &name, &base, &head, case.description.clone(), store, None)
     };
     let without = review(Arc::new(MemoryStore::new())).await?;
     // Learn from the history, as `quorum memory ingest` would.

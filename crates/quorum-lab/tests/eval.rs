@@ -1,10 +1,10 @@
-//! `quorum eval` on a second, tiny fixture with its own cases: the harness
+//! `quorum-lab eval` on a second, tiny fixture with its own cases: the harness
 //! needs no changes for another fixture, reports an invalid case by name
 //! and keeps going, and scores what the pipeline published.
 
 use std::path::Path;
 
-use quorum_cli::eval::{EvalArgs, run};
+use quorum_lab::eval::{EvalArgs, run};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_another_fixture_and_reports_invalid_cases_by_name() {
@@ -100,7 +100,7 @@ async fn a_judge_decides_explained_scores_and_is_measured_on_the_labels() {
 }
 
 fn quorum_in(cwd: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_quorum"))
+    std::process::Command::new(env!("CARGO_BIN_EXE_quorum-lab"))
         .args(args)
         .current_dir(cwd)
         .env_remove("REDIS_URL")
@@ -109,7 +109,7 @@ fn quorum_in(cwd: &Path, args: &[&str]) -> std::process::Output {
         .expect("run quorum")
 }
 
-/// The price table is built in: `quorum eval` run from a directory with no
+/// The price table is built in: `quorum-lab eval` run from a directory with no
 /// `eval/prices.json` prices and scores as it does from the repository.
 #[test]
 fn eval_runs_from_any_directory() {

@@ -1,5 +1,5 @@
 //! The explained-judge's settings and its measured agreement with human
-//! labels (`quorum judge-agreement`, and beside every judged eval).
+//! labels (`quorum-lab judge-agreement`, and beside every judged eval).
 //!
 //! The labelled sample (`eval/judge/labels.json`) is embedded, so the
 //! command and the eval work from any directory; `--judge-labels FILE`
@@ -156,13 +156,13 @@ pub async fn measure(judge: &ExplainJudge, labels: &Labels, progress: &indicatif
     }
 }
 
-/// `quorum judge-agreement`: the judge on the labelled sample, printed.
+/// `quorum-lab judge-agreement`: the judge on the labelled sample, printed.
 pub async fn run(args: JudgeArgs, json: bool) -> anyhow::Result<()> {
     let Some(judge) = args.judge()? else {
         bail!("set --judge-url and --judge-model (the judge to measure)");
     };
     let labels = args.labels()?;
-    let bar = crate::progress::bar("judge agreement", labels.pairs.len() as u64, "pairs");
+    let bar = quorum_cli::progress::bar("judge agreement", labels.pairs.len() as u64, "pairs");
     let m = measure(&judge, &labels, &bar).await;
     if json {
         println!("{}", serde_json::to_string_pretty(&m)?);

@@ -22,10 +22,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use quorum_cli::bench::percentile;
 use quorum_cli::webhook::{open_pull_request, pull_request_payload};
 use quorum_core::RunState;
 use quorum_eval::{build_case_repo, case::load_case};
+use quorum_lab::bench::percentile;
 use quorum_store::{RedisStore, StateStore};
 use quorum_testkit::{RedisServer, bin_dir, free_port, wait_for_port};
 use serde_json::json;
@@ -253,7 +253,7 @@ async fn run() -> anyhow::Result<()> {
     let mut rss = BTreeMap::new();
     let mut cpu = BTreeMap::new();
     for (name, _, child) in &procs.0 {
-        if let Some(mib) = quorum_cli::bench::peak_rss_mib(&child.id().to_string()) {
+        if let Some(mib) = quorum_lab::bench::peak_rss_mib(&child.id().to_string()) {
             rss.insert(name.clone(), (mib * 10.0).round() / 10.0);
         }
         if let Some(s) = cpu_seconds(child.id()) {

@@ -1,4 +1,4 @@
-//! `quorum mutate --dir DIR`: generality measured the way mutation testing
+//! `quorum-lab mutate --dir DIR`: generality measured the way mutation testing
 //! does (issue 29, first part). For every function of a real codebase that
 //! has callers in other files, a mutation is made mechanically — the kind
 //! of change the code graph claims to catch — and reviewed through the

@@ -1,4 +1,4 @@
-//! `quorum bench-console`: how the console's run list behaves as the store
+//! `quorum-lab bench-console`: how the console's run list behaves as the store
 //! grows. Seeds a Redis with N runs, starts the gateway (operator API) on
 //! it, and times the page the console polls (`/api/runs?limit=100`) at the
 //! newest runs and at the oldest, at 100 runs and at N, in one process, so
@@ -13,7 +13,7 @@ use quorum_runtime::{CancellationToken, ServiceContext};
 use quorum_store::JobRecord;
 
 use crate::bench::percentile;
-use crate::fleet::{Fleet, FleetOptions};
+use quorum_cli::fleet::{Fleet, FleetOptions};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchConsoleArgs {

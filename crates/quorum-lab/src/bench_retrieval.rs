@@ -1,4 +1,4 @@
-//! `quorum bench-retrieval`: how good hybrid search's answers are, measured
+//! `quorum-lab bench-retrieval`: how good hybrid search's answers are, measured
 //! the way code-search research measures it (CodeSearchNet): a function's
 //! docstring (its first sentence) is the query, and that function, indexed
 //! **with its docstring removed**, is the answer; plus identifier queries
@@ -20,7 +20,7 @@ use quorum_search::fusion::Fusion;
 use quorum_search::{Candidates, Hit, HybridIndex, Kind, SearchArgs, SearchOptions};
 use serde::{Deserialize, Serialize};
 
-use crate::progress::LazyBar;
+use quorum_cli::progress::LazyBar;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchRetrievalArgs {

@@ -1,4 +1,4 @@
-//! `quorum eval`: every case of a case directory through the real pipeline
+//! `quorum-lab eval`: every case of a case directory through the real pipeline
 //! (normalised request on `pr.review.requested`, all agents, aggregator,
 //! critic, publisher) on the embedded broker, scored exactly as the case
 //! format says, per context mode.
@@ -26,7 +26,7 @@ use quorum_scm::{LocalGit, LocalRepos};
 use quorum_store::MemoryStore;
 use serde::Serialize;
 
-use crate::fleet::{Fleet, FleetOptions, wait_for_review};
+use quorum_cli::fleet::{Fleet, FleetOptions, wait_for_review};
 
 pub const MODES: [&str; 3] = ["diff_only", "full_files", "graph_rag"];
 
@@ -307,7 +307,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
     let agreement = match &judge {
         Some(j) => {
             let labels = args.judge.labels()?;
-            let bar = crate::progress::bar("judge agreement", labels.pairs.len() as u64, "pairs");
+            let bar = quorum_cli::progress::bar("judge agreement", labels.pairs.len() as u64, "pairs");
             let m = crate::judge_cmd::measure(j, &labels, &bar).await;
             eprintln!(
                 "judge {}: agreement {:.2}, kappa {:.2} on {} labelled pairs ({} errors)",
@@ -317,7 +317,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
         }
         None => None,
     };
-    let review_timeout = crate::fleet::review_timeout(llm.as_ref());
+    let review_timeout = quorum_cli::fleet::review_timeout(llm.as_ref());
     let agents = if args.roles.is_empty() {
         JobPolicy::default().agents
     } else {
@@ -350,7 +350,7 @@ pub async fn run(args: EvalArgs) -> anyhow::Result<EvalReport> {
     let total = loaded.len() * args.modes.len() * args.repeat as usize;
     let mut done = 0;
     // The bar on a terminal; the per-review lines always (CI logs keep them).
-    let pb = crate::progress::bar("eval", total as u64, "reviews");
+    let pb = quorum_cli::progress::bar("eval", total as u64, "reviews");
     for case in loaded {
         let case = match case {
             Ok(c) => c,

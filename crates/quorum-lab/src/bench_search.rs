@@ -1,4 +1,4 @@
-//! `quorum bench-search`: the hybrid index on a real codebase (Django's
+//! `quorum-lab bench-search`: the hybrid index on a real codebase (Django's
 //! sdist by default, well over 10,000 chunks). Reports indexing throughput
 //! with the embedding included (chunks/s, and embed vs store time),
 //! hybrid-query latency p50/p99 over queries drawn from the codebase's own
@@ -14,7 +14,7 @@ use quorum_search::{HybridIndex, Kind, SearchArgs, SearchOptions};
 use serde::Serialize;
 
 use crate::bench::percentile;
-use crate::progress::LazyBar;
+use quorum_cli::progress::LazyBar;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchSearchArgs {

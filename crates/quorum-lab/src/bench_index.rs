@@ -1,4 +1,4 @@
-//! `quorum bench-index`: the code graph on a real open-source Python
+//! `quorum-lab bench-index`: the code graph on a real open-source Python
 //! codebase fetched with pip (an sdist, `click` by default). Reports lines/s
 //! for (a) tree-sitter parse only, (b) the full graph build (extraction and
 //! resolution), (c) an incremental re-index after one file changed, (d)
@@ -154,7 +154,7 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
     eprintln!("bench-index: {source}: {} files, {lines} lines", tree.len());
     // One step per timed repetition and per impact query; the bar is
     // updated between timings, never inside one.
-    let pb = crate::progress::bar("bench-index", 4 * args.repeat as u64 + args.queries as u64, "steps");
+    let pb = quorum_cli::progress::bar("bench-index", 4 * args.repeat as u64 + args.queries as u64, "steps");
 
     pb.set_message("parse only");
     let parse_ms = median(
