@@ -227,7 +227,7 @@ HELDOUT_MODES := diff_only full_files graph_rag
 
 # Mutations at every sampled site of the held-out packages' source (issue
 # 29, first part): `quorum mutate` per package, seeded; docs/generality.md
-# holds the figures. Not in `make test` yet.
+# holds the figures; `make mutate-check` below is the seeded gate in `make test`.
 MUTATE_DIRS := click-8.1.7/src/click requests-2.32.3/src/requests commander-12.1.0/lib immer-10.1.1/src semver-1.0.23/src
 mutate: build
 	@for spec in $(HELDOUT); do \

@@ -9,7 +9,8 @@ const MAGIC: &[u8; 3] = b"QGR";
 /// 4: exports, parameters of the other languages, return keys and result keys.
 /// 5: argument names and the end line of every call.
 /// 6: Python calls on a local of known class read `C().m` (typed receivers).
-const FORMAT: u8 = 6;
+/// 7: a Python result assigned in a branch and dereferenced after it is used.
+const FORMAT: u8 = 7;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BlobError {

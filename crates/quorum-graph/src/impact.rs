@@ -159,7 +159,7 @@ pub fn impact(base: &Graph, head: &Graph, diffs: &[FileDiff], opts: ImpactOption
         let old_params = base.find(&qname).and_then(|b| base.symbol(b).params);
         let mut broken_calls = match kind {
             ChangeKind::Removed => removed_callers(base, head, id),
-            _ if signature.is_some() => misfits(head, id, old_params),
+            _ if signature.is_some() => misfits(base, head, id, old_params),
             _ => vec![],
         };
         if kind == ChangeKind::Modified
@@ -273,8 +273,11 @@ pub fn tests_reaching(g: &Graph, id: u32, hops: u8) -> Vec<String> {
 /// Outside Python, a call that did not fit the old signature either is left
 /// alone (an optional parameter the language does not mark), and a call
 /// still passing its arguments in an order the change permuted, or a
-/// positional value where an options object is now destructured, breaks.
-fn misfits(head: &Graph, id: u32, old: Option<&[Param]>) -> Vec<BrokenCall> {
+/// positional value where an options object is now destructured, breaks —
+/// unless the change rewrote that call too (a reordered call fits the
+/// arity either way, so only a call the base already had, word for word,
+/// is known to still pass the old order).
+fn misfits(base: &Graph, head: &Graph, id: u32, old: Option<&[Param]>) -> Vec<BrokenCall> {
     let info = head.symbol(id);
     let Some(params) = info.params else { return vec![] };
     let python = head.file_of(id).lang == Lang::Python;
@@ -322,6 +325,7 @@ fn misfits(head: &Graph, id: u32, old: Option<&[Param]>) -> Vec<BrokenCall> {
                 Some(m) if python || fitted_before => Some(m.to_string()),
                 Some(_) => None,
                 None if call.spread => None,
+                None if !in_base(base, head, e.from, call) => None,
                 None => match &permuted {
                     Some((at, old_order)) if (call.positional as usize) + skip > *at => Some(format!(
                         "passes its arguments positionally in the old order {old_order}; the parameters are now {}",
@@ -345,6 +349,17 @@ fn misfits(head: &Graph, id: u32, old: Option<&[Param]>) -> Vec<BrokenCall> {
     }
     out.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
     out
+}
+
+/// Whether the base graph has this call, same caller, same text: a call
+/// the change did not rewrite.
+fn in_base(base: &Graph, head: &Graph, caller: u32, call: &CallFact) -> bool {
+    base.find(&head.qname(caller)).is_some_and(|b| {
+        base.outgoing(b)
+            .filter(|e| e.kind == EdgeKind::Calls)
+            .filter_map(|e| base.call_of(e))
+            .any(|c| c.text == call.text)
+    })
 }
 
 /// The same parameters in another order: the first moved position and the
@@ -381,6 +396,23 @@ fn options_object(old: Option<&[Param]>, new: &[Param], skip: usize, call: &Call
         if destructured(now) && !destructured(was) && call.literal_args.contains(&arg) {
             return Some(format!(
                 "passes a plain value where `{}` was, but the function now takes an options object {}",
+                was.name, now.name
+            ));
+        }
+        // `f(a, deep)` → `f(a, { deep })`: a caller still passing a name
+        // that is the old parameter's own name passes the value, not an
+        // object holding it.
+        if now.name.starts_with('{')
+            && !destructured(was)
+            && now
+                .name
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+                .any(|k| k == was.name)
+            && let Some(passed) = call.args.get(arg as usize)
+            && passed.rsplit('.').next() == Some(was.name.as_str())
+        {
+            return Some(format!(
+                "passes `{passed}` where `{}` was, but the function now destructures it from an options object {}",
                 was.name, now.name
             ));
         }

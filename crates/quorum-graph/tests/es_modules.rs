@@ -166,6 +166,23 @@ fn a_flag_turned_into_a_typed_options_object_breaks_literal_callers() {
 }
 
 #[test]
+fn a_parameter_destructured_from_an_options_object_breaks_callers_passing_it_by_name() {
+    let lib = "export function draft(base, strict) {\n  return strict ? copy(base) : base;\n}\n";
+    let app = "import { draft } from './draft';\n\nexport function run(base, strict, opts) {\n  draft(base, strict);\n  draft(base, this.strict);\n  draft(base, opts);\n  draft(base, { strict });\n}\n";
+    let files = [("src/draft.js", lib), ("src/app.js", app)];
+    let r = change(&files, "src/draft.js", "(base, strict) {", "(base, { strict }) {");
+    // The value itself, by its own name, where an object now goes; `opts`
+    // may well be that object, and `{ strict }` is one.
+    assert_eq!(
+        breaks(&r),
+        [
+            at("src/app.js:4", BreakKind::Arity),
+            at("src/app.js:5", BreakKind::Arity)
+        ]
+    );
+}
+
+#[test]
 fn a_plain_javascript_parameter_the_function_treats_as_optional_is_not_required() {
     let lib = "exports.greet = greet;\n\nfunction greet(name) {\n  return 'hi ' + name;\n}\n";
     let app = "const lib = require('./lib');\n\nlib.greet('a');\n";

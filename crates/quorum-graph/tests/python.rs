@@ -276,3 +276,62 @@ fn call_results_and_none_returns_are_classified() {
         ]
     );
 }
+
+/// A result assigned in one branch and dereferenced after the branch is
+/// used on that path (the issue's "assigns the result in one branch and
+/// calls it after"); a test after the branch, another branch, or a
+/// function boundary ends the search.
+#[test]
+fn a_result_assigned_in_a_branch_is_used_after_it() {
+    use quorum_graph::extract::ResultUse;
+    let src = "\
+def a():
+    return 1
+
+
+def after_if(text, strip):
+    if strip:
+        text = a()
+    return text.encode()
+
+
+def after_try(v):
+    try:
+        v = a()
+    except E:
+        raise
+    v.x
+
+
+def guarded_after(v):
+    if c:
+        v = a()
+    if v is None:
+        return
+    v.x
+
+
+def only_in_else(v):
+    if c:
+        v = a()
+    else:
+        v.y
+    return 1
+";
+    let g = build([("m.py".to_string(), src.to_string())], None).0;
+    let uses: Vec<(u32, ResultUse)> = g.files()[0]
+        .calls
+        .iter()
+        .filter(|c| c.callee == "a")
+        .map(|c| (c.line, c.result_use))
+        .collect();
+    assert_eq!(
+        uses,
+        [
+            (7, ResultUse::AssignedThenUsed(8)),
+            (13, ResultUse::AssignedThenUsed(16)),
+            (21, ResultUse::Other),
+            (29, ResultUse::Other),
+        ]
+    );
+}

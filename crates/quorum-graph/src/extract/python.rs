@@ -341,22 +341,46 @@ fn result_use(call: Node<'_>, src: &[u8]) -> ResultUse {
 /// What the statements after `name = call()` do first with `name`: a
 /// dereference (`AssignedThenUsed`), or anything else — a test (`if x`,
 /// `x is None`, `x or …`), a reassignment, passing it on — which ends the
-/// search (`None`). Only straight-line code of the same block is read.
+/// search (`None`). The rest of the block is read, then the statements
+/// after each enclosing `if`/`with`/`try`/loop of the same function: a name
+/// assigned in one branch and dereferenced after the branch is used on the
+/// path where the branch ran (the other branches are not on that path, so
+/// they are skipped).
 fn assigned_use(assignment: Node<'_>, src: &[u8]) -> Option<ResultUse> {
     let left = assignment.child_by_field_name("left")?;
     if left.kind() != "identifier" {
         return None;
     }
     let name = text(left, src);
-    let statement = assignment.parent().filter(|p| p.kind() == "expression_statement")?;
-    let mut next = statement.next_named_sibling();
-    while let Some(stmt) = next {
-        if let Some(first) = first_use(stmt, name, src) {
-            return first;
+    let mut statement = assignment.parent().filter(|p| p.kind() == "expression_statement")?;
+    loop {
+        let mut next = statement.next_named_sibling();
+        while let Some(stmt) = next {
+            if let Some(first) = first_use(stmt, name, src) {
+                return first;
+            }
+            next = stmt.next_named_sibling();
         }
-        next = stmt.next_named_sibling();
+        statement = enclosing_statement(statement)?;
     }
-    None
+}
+
+/// The compound statement whose body holds `statement` (an `if` for its
+/// branches, a `try` for its handlers), or `None` at a function, class or
+/// module boundary.
+fn enclosing_statement(statement: Node<'_>) -> Option<Node<'_>> {
+    let mut n = statement.parent()?;
+    loop {
+        match n.kind() {
+            "block" | "elif_clause" | "else_clause" | "except_clause" | "except_group_clause" | "finally_clause" => {
+                n = n.parent()?
+            }
+            "if_statement" | "with_statement" | "try_statement" | "for_statement" | "while_statement" => {
+                return Some(n);
+            }
+            _ => return None,
+        }
+    }
 }
 
 /// The first use of `name` in `node` (document order), classified; `None`

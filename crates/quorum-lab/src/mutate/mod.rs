@@ -7,8 +7,11 @@
 //! updated, which must produce no finding.
 //!
 //! Classes so far: `rename` (the definition renamed, callers left calling
-//! the old name) and `add-param` (a required parameter appended, callers
-//! passing what they passed). A site is sampled uniformly (seeded). A
+//! the old name), `add-param` (a required parameter appended, callers
+//! passing what they passed), `remove-param` (the last parameter removed,
+//! callers still passing it) and `return-none` (an early `return None` /
+//! `return null`, where a caller uses the result). A site is sampled
+//! uniformly (seeded). A
 //! mutation that cannot be made textually on one line (a multi-line
 //! signature, defaults or varargs before the new parameter) is counted as
 //! not constructed, with why — never silently dropped.
@@ -20,6 +23,11 @@ use anyhow::Context;
 use quorum_core::{AgentRole, FileDiff, FileStatus};
 use quorum_graph::{Graph, ImpactOptions, SymbolKind, impact, overlay};
 use serde::Serialize;
+
+mod edit;
+mod make;
+
+use make::{CLASSES, Mutant, make};
 
 #[derive(Debug, clap::Args)]
 pub struct MutateArgs {
@@ -47,6 +55,8 @@ struct Site {
     /// chosen for having at least one in another file; the control
     /// updates them all).
     callers: Vec<(String, u32)>,
+    /// Whether it can already return `None`/`null` (the graph's fact).
+    returns_none: bool,
 }
 
 /// One class's outcome.
@@ -105,6 +115,7 @@ fn sites(g: &Graph) -> Vec<Site> {
             path: s.path.to_string(),
             start_line: s.start_line,
             callers,
+            returns_none: s.returns_none,
         });
     }
     out
@@ -166,156 +177,12 @@ fn miss_reason(g: &Graph, site: &Site, files: &BTreeMap<String, String>) -> Stri
     }
 }
 
-/// The definition line of `site` (0-based index into the file's lines):
-/// the first line from its start that names it and opens its parameters —
-/// after a keyword (`def`, `function`, `fn`, `func`), or as a class
-/// method (`async name(`, `static name(`, `name(` opening the line).
-fn def_line(lines: &[&str], site: &Site) -> Option<usize> {
-    let from = site.start_line.saturating_sub(1) as usize;
-    let needle = format!("{}(", site.name);
-    const MODIFIERS: [&str; 8] = [
-        "async ",
-        "static ",
-        "public ",
-        "private ",
-        "protected ",
-        "get ",
-        "set ",
-        "*",
-    ];
-    (from..lines.len().min(from + 6)).find(|&i| {
-        let l = lines[i];
-        let keyword = ["def ", "function ", "fn ", "func "].iter().any(|k| l.contains(k));
-        let mut bare = l.trim_start();
-        while let Some(m) = MODIFIERS.iter().find(|m| bare.starts_with(**m)) {
-            bare = bare[m.len()..].trim_start();
-        }
-        l.contains(&needle) && (keyword || bare.starts_with(&needle))
-    })
-}
-
-/// Replaces `name(` with `new(` as a whole word on one line.
-fn rename_on(line: &str, name: &str, new: &str) -> Option<String> {
-    let needle = format!("{name}(");
-    let mut out = String::new();
-    let mut rest = line;
-    let mut changed = false;
-    while let Some(i) = rest.find(&needle) {
-        let before = rest[..i].chars().last();
-        let whole = before.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-        out.push_str(&rest[..i]);
-        out.push_str(if whole { new } else { name });
-        out.push('(');
-        changed |= whole;
-        rest = &rest[i + needle.len()..];
-    }
-    out.push_str(rest);
-    changed.then_some(out)
-}
-
-/// The index of the `)` that closes the `(` at `open`, on this line.
-fn closing(line: &str, open: usize) -> Option<usize> {
-    let mut depth = 0;
-    for (i, c) in line[open..].char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(open + i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// Inserts `arg` as the last argument of the first call of `name` on the line.
-fn append_arg(line: &str, name: &str, arg: &str) -> Option<String> {
-    let needle = format!("{name}(");
-    let open = line.find(&needle)? + name.len();
-    let close = closing(line, open)?;
-    let inside = line[open + 1..close].trim();
-    let sep = if inside.is_empty() { "" } else { ", " };
-    Some(format!("{}{sep}{arg}{}", &line[..close], &line[close..]))
-}
-
-/// How a control updates one call line.
-type CallEdit<'a> = dyn Fn(&str) -> Option<String> + 'a;
-
-struct Mutant {
-    /// The files it changes, with their new text.
-    files: Vec<(String, String)>,
-}
-
-fn replace_line(text: &str, index: usize, new: &str) -> String {
-    let mut lines: Vec<&str> = text.split('\n').collect();
-    lines[index] = new;
-    lines.join("\n")
-}
-
-/// The mutation and its inverse control for one site, or why not.
-fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -> Result<(Mutant, Mutant), String> {
-    let text = files
-        .get(&site.path)
-        .ok_or("the definition's file is not in the tree")?;
-    let lines: Vec<&str> = text.split('\n').collect();
-    let at = def_line(&lines, site).ok_or("no one-line definition found")?;
-    let new_name = format!("{}_renamed", site.name);
-    let (def, call_edit): (String, Box<CallEdit>) = match class {
-        "rename" => (
-            rename_on(lines[at], &site.name, &new_name).ok_or("the name is not on the definition line")?,
-            Box::new(|l: &str| rename_on(l, &site.name, &new_name)),
-        ),
-        "add-param" => {
-            let open = lines[at].find(&format!("{}(", site.name)).ok_or("no parameter list")? + site.name.len();
-            let close = closing(lines[at], open).ok_or("a signature over several lines")?;
-            let params = &lines[at][open + 1..close];
-            if params.contains('=') || params.contains('*') || params.contains("...") {
-                return Err("defaults or varargs: a required parameter cannot be appended".into());
-            }
-            let sep = if params.trim().is_empty() { "" } else { ", " };
-            (
-                format!("{}{sep}quorum_extra{}", &lines[at][..close], &lines[at][close..]),
-                Box::new(|l: &str| append_arg(l, &site.name, "None")),
-            )
-        }
-        other => return Err(format!("unknown class {other}")),
-    };
-    let mutated = replace_line(text, at, &def);
-    let mutant = Mutant {
-        files: vec![(site.path.clone(), mutated.clone())],
-    };
-    // The control: every caller updated too.
-    let mut edited: BTreeMap<String, String> = BTreeMap::new();
-    edited.insert(site.path.clone(), mutated);
-    for (path, line) in &site.callers {
-        let current = edited
-            .get(path)
-            .cloned()
-            .or_else(|| files.get(path).cloned())
-            .ok_or("a caller's file is not in the tree")?;
-        let idx = (*line as usize).checked_sub(1).ok_or("a caller on line 0")?;
-        let cl: Vec<&str> = current.split('\n').collect();
-        let l = cl.get(idx).ok_or("a caller line past the end")?;
-        let updated = call_edit(l).ok_or("a call not on one line, or through another name")?;
-        edited.insert(path.clone(), replace_line(&current, idx, &updated));
-    }
-    Ok((
-        mutant,
-        Mutant {
-            files: edited.into_iter().collect(),
-        },
-    ))
-}
-
 /// Whether a finding is about a broken caller of `site`: on a caller's
 /// line, or naming one (`path:line`) in its explanation or evidence — the
 /// signature check reports at the definition and lists the calls.
-fn names_a_caller(found: &[quorum_core::Finding], site: &Site) -> bool {
+fn names_a_caller(found: &[quorum_core::Finding], m: &Mutant) -> bool {
     found.iter().any(|f| {
-        site.callers.iter().any(|(p, l)| {
+        m.callers.iter().any(|(p, l)| {
             let at = format!("{p}:{l}");
             (f.file == *p && f.line == *l)
                 || f.explanation.contains(&at)
@@ -347,7 +214,7 @@ pub fn run(args: &MutateArgs) -> anyhow::Result<MutateReport> {
     let (base, _) = quorum_graph::build(tree, None);
     let all = sites(&base);
     let mut classes = vec![];
-    for class in ["rename", "add-param"] {
+    for class in CLASSES {
         // A stable sample: a graph change that adds or drops other sites
         // leaves these in it, so the gate compares like with like.
         let pool = crate::sampling::stable_sample(all.clone(), args.sample, args.seed, |s: &Site| s.qname.as_str());
@@ -379,7 +246,7 @@ pub fn run(args: &MutateArgs) -> anyhow::Result<MutateReport> {
             };
             r.constructed += 1;
             let found = review(&base, &files, &mutant);
-            if names_a_caller(&found, site) {
+            if names_a_caller(&found, &mutant) {
                 r.hits += 1;
             } else {
                 *r.miss_reasons.entry(miss_reason(&base, site, &files)).or_default() += 1;
@@ -442,47 +309,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn edits_are_whole_words_on_one_line() {
-        assert_eq!(
-            rename_on("    x = total(a) + subtotal(b)", "total", "total_renamed").unwrap(),
-            "    x = total_renamed(a) + subtotal(b)"
-        );
-        assert_eq!(rename_on("subtotal(b)", "total", "t2"), None);
-        assert_eq!(
-            append_arg("y = f(a, g(b))", "f", "None").unwrap(),
-            "y = f(a, g(b), None)"
-        );
-        assert_eq!(append_arg("y = f()", "f", "None").unwrap(), "y = f(None)");
-        assert_eq!(append_arg("y = f(a,", "f", "None"), None);
-    }
-
-    #[test]
-    fn a_python_package_gives_hits_and_silent_controls() {
-        let files = BTreeMap::from([
-            (
-                "pkg/tax.py".to_string(),
-                "def rate(region):\n    return 2\n".to_string(),
-            ),
-            (
-                "pkg/cart.py".to_string(),
-                "from pkg.tax import rate\n\n\ndef total(items, region):\n    return sum(items) * rate(region)\n"
-                    .to_string(),
-            ),
-        ]);
-        let (base, _) = quorum_graph::build(files.clone(), None);
-        let found = sites(&base);
-        let site = found
-            .iter()
-            .find(|s| s.name == "rate")
-            .expect("rate has a caller in cart.py");
-        for class in ["rename", "add-param"] {
-            let (mutant, control) = make(class, site, &files).unwrap();
-            let hits = review(&base, &files, &mutant);
-            assert!(names_a_caller(&hits, site), "{class}: {hits:?}");
-            assert!(
-                review(&base, &files, &control).is_empty(),
-                "{class}: the control draws nothing"
-            );
+    fn every_class_hits_and_its_control_is_silent_in_python_and_javascript() {
+        let packages = [
+            [
+                ("pkg/tax.py", "def rate(region, day):\n    return Rate(2)\n"),
+                (
+                    "pkg/cart.py",
+                    "from pkg.tax import rate\n\n\ndef total(items, region):\n    return sum(items) * rate(region, 3).percent\n",
+                ),
+            ],
+            [
+                (
+                    "lib/tax.js",
+                    "export function rate(region, day) {\n  return { percent: 2 };\n}\n",
+                ),
+                (
+                    "lib/cart.js",
+                    "import { rate } from './tax.js';\n\nexport function total(items, region) {\n  return items.length * rate(region, 3).percent;\n}\n",
+                ),
+            ],
+        ];
+        for package in packages {
+            let files: BTreeMap<String, String> = package.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect();
+            let (base, _) = quorum_graph::build(files.clone(), None);
+            let found = sites(&base);
+            let site = found
+                .iter()
+                .find(|s| s.name == "rate")
+                .expect("rate has a caller in the cart");
+            for class in CLASSES {
+                if class == "options-object" && site.path.ends_with(".py") {
+                    assert!(make(class, site, &files).is_err(), "not claimed for Python");
+                    continue;
+                }
+                let (mutant, control) = make(class, site, &files).unwrap_or_else(|e| panic!("{class}: {e}"));
+                let hits = review(&base, &files, &mutant);
+                assert!(names_a_caller(&hits, &mutant), "{class} in {}: {hits:?}", site.path);
+                let noise = review(&base, &files, &control);
+                assert!(
+                    noise.is_empty(),
+                    "{class} in {}: the control draws {noise:?}",
+                    site.path
+                );
+            }
         }
     }
 }

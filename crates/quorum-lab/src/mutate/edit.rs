@@ -1,0 +1,527 @@
+//! Text edits on one line that make a mutant and its control: a call or a
+//! definition found as a whole word, its parentheses matched, its
+//! top-level arguments split (brackets and quotes respected). An edit that
+//! cannot be made on one line returns `None`, and the site is counted as
+//! not made rather than guessed at.
+
+/// Replaces `name(` with `new(` as a whole word on one line.
+pub(super) fn rename_on(line: &str, name: &str, new: &str) -> Option<String> {
+    let needle = format!("{name}(");
+    let mut out = String::new();
+    let mut rest = line;
+    let mut changed = false;
+    while let Some(i) = rest.find(&needle) {
+        let before = rest[..i].chars().last();
+        let whole = before.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        out.push_str(&rest[..i]);
+        out.push_str(if whole { new } else { name });
+        out.push('(');
+        changed |= whole;
+        rest = &rest[i + needle.len()..];
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
+/// The index of the `)` that closes the `(` at `open`, on this line.
+pub(super) fn closing(line: &str, open: usize) -> Option<usize> {
+    let mut depth = 0;
+    for (i, c) in line[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Inserts `arg` as the last argument of the first call of `name` on the line.
+pub(super) fn append_arg(line: &str, name: &str, arg: &str) -> Option<String> {
+    let needle = format!("{name}(");
+    let open = line.find(&needle)? + name.len();
+    let close = closing(line, open)?;
+    let inside = line[open + 1..close].trim();
+    let sep = if inside.is_empty() { "" } else { ", " };
+    Some(format!("{}{sep}{arg}{}", &line[..close], &line[close..]))
+}
+
+pub(super) fn replace_line(text: &str, index: usize, new: &str) -> String {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    lines[index] = new;
+    lines.join("\n")
+}
+
+/// The first whole-word call of `name` on the line: the byte offsets of
+/// the name, of its `(` and of the matching `)`.
+pub(super) fn find_call(line: &str, name: &str) -> Option<(usize, usize, usize)> {
+    let needle = format!("{name}(");
+    let mut from = 0;
+    while let Some(i) = line[from..].find(&needle).map(|i| i + from) {
+        let whole = line[..i]
+            .chars()
+            .last()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '$'));
+        if whole {
+            let open = i + name.len();
+            return Some((i, open, closing(line, open)?));
+        }
+        from = i + needle.len();
+    }
+    None
+}
+
+/// The byte spans of the top-level, comma-separated items of `s` (an
+/// argument or parameter list without its parentheses); a trailing comma
+/// makes no empty item.
+pub(super) fn split_items(s: &str, angle: bool) -> Vec<(usize, usize)> {
+    let mut out = vec![];
+    let (mut depth, mut quote, mut start) = (0i32, None::<char>, 0);
+    let mut prev = ' ';
+    for (i, c) in s.char_indices() {
+        match quote {
+            Some(q) if c == q && prev != '\\' => quote = None,
+            Some(_) => {}
+            None => match c {
+                '"' | '\'' | '`' => quote = Some(c),
+                '(' | '[' | '{' => depth += 1,
+                '<' if angle => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                '>' if angle && prev != '=' && prev != '-' => depth -= 1,
+                ',' if depth == 0 => {
+                    out.push((start, i));
+                    start = i + 1;
+                }
+                _ => {}
+            },
+        }
+        prev = if prev == '\\' && c == '\\' { ' ' } else { c };
+    }
+    if !s[start..].trim().is_empty() {
+        out.push((start, s.len()));
+    }
+    out
+}
+
+/// `s` without its last item (and the comma before it).
+fn drop_last_item(s: &str, angle: bool) -> Option<String> {
+    let items = split_items(s, angle);
+    let &(start, end) = items.last()?;
+    let cut = match items.len() {
+        1 => start,
+        _ => items[items.len() - 2].1,
+    };
+    Some(format!("{}{}", &s[..cut], &s[end..]).trim_end_matches(' ').to_string())
+}
+
+/// The receiver parameters a caller never passes.
+fn is_receiver(param: &str) -> bool {
+    let p = param.trim();
+    matches!(p, "self" | "cls" | "&self" | "&mut self" | "mut self") || p.starts_with("this:")
+}
+
+/// The definition line with its last parameter removed, or why not.
+pub(super) fn drop_last_param(line: &str, name: &str) -> Result<String, String> {
+    let (_, open, close) = find_call(line, name).ok_or("a signature over several lines")?;
+    let params = &line[open + 1..close];
+    if params.contains('=') || params.contains('*') || params.contains("...") || params.contains('?') {
+        return Err("defaults, varargs or optional parameters: callers need not pass the last one".into());
+    }
+    let items = split_items(params, true);
+    if items.iter().filter(|&&(a, b)| !is_receiver(&params[a..b])).count() == 0 {
+        return Err("no parameter besides the receiver".into());
+    }
+    let kept = drop_last_item(params, true).ok_or("no parameter to remove")?;
+    Ok(format!("{}{kept}{}", &line[..open + 1], &line[close..]))
+}
+
+/// The first call of `name` on the line with its last argument removed;
+/// `None` when the call passes none or spreads its arguments.
+pub(super) fn drop_last_arg(line: &str, name: &str) -> Option<String> {
+    let (_, open, close) = find_call(line, name)?;
+    let args = &line[open + 1..close];
+    if args.contains('*') || args.contains("...") {
+        return None;
+    }
+    let kept = drop_last_item(args, false)?;
+    Some(format!("{}{kept}{}", &line[..open + 1], &line[close..]))
+}
+
+/// Where the expression that calls `name` at byte `at` starts: back over
+/// its receiver chain (`self.x.`, `ctx().`, `a[0].`).
+fn receiver_start(line: &str, at: usize) -> usize {
+    let b = line.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+    let mut pos = at;
+    while pos > 0 && b[pos - 1] == b'.' {
+        pos -= 1;
+        while pos > 0 && matches!(b[pos - 1], b')' | b']') {
+            let (open, close) = if b[pos - 1] == b')' { (b'(', b')') } else { (b'[', b']') };
+            let mut depth = 0;
+            let mut i = pos;
+            while i > 0 {
+                i -= 1;
+                if b[i] == close {
+                    depth += 1;
+                } else if b[i] == open {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+            }
+            pos = i;
+        }
+        while pos > 0 && ident(b[pos - 1]) {
+            pos -= 1;
+        }
+    }
+    pos
+}
+
+/// The first call of `name` on the line, its receiver included, wrapped so
+/// a `None`/`null` result is replaced before anything uses it:
+/// `(ctx.f(a) or quorum_default)` in Python, `(ctx.f(a) ?? quorumDefault)`
+/// in JavaScript/TypeScript.
+pub(super) fn guard_call(line: &str, name: &str, python: bool) -> Option<String> {
+    let (at, _, close) = find_call(line, name)?;
+    let start = receiver_start(line, at);
+    let fallback = if python {
+        " or quorum_default"
+    } else {
+        " ?? quorumDefault"
+    };
+    Some(format!(
+        "{}({}{fallback}){}",
+        &line[..start],
+        &line[start..=close],
+        &line[close + 1..]
+    ))
+}
+
+/// Whether the caller at `lines[idx]` uses the result of its call of
+/// `name` so that a `None`/`null` breaks it, read from the text alone:
+/// dereferenced at once (`f(x).a`, `f(x)[0]`), iterated (`for … in f(x)`,
+/// `for (… of f(x))`), or assigned to a name whose first later mention
+/// (within a dozen lines) dereferences it unguarded.
+pub(super) fn uses_result(lines: &[&str], idx: usize, name: &str) -> bool {
+    let line = lines[idx];
+    let Some((at, _, close)) = find_call(line, name) else {
+        return false;
+    };
+    if matches!(line[close + 1..].chars().next(), Some('.' | '[')) {
+        return true;
+    }
+    let before = line[..receiver_start(line, at)].trim_end();
+    let before = before.strip_suffix("await").unwrap_or(before).trim_end();
+    if before.ends_with(" in") || before.ends_with(" of") {
+        return true;
+    }
+    let Some(lhs) = before.strip_suffix('=') else {
+        return false;
+    };
+    if lhs.ends_with(['=', '!', '<', '>']) {
+        return false;
+    }
+    let lhs = lhs.trim();
+    let var = ["const ", "let ", "var "]
+        .iter()
+        .find_map(|k| lhs.strip_prefix(k))
+        .unwrap_or(lhs)
+        .split(':')
+        .next()
+        .unwrap_or("")
+        .trim();
+    if var.is_empty() || !var.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+        return false;
+    }
+    for l in lines.iter().skip(idx + 1).take(12) {
+        let Some(i) = word_at(l, var) else { continue };
+        let next = l[i + var.len()..].chars().next();
+        let guarded = [
+            "if ",
+            "if(",
+            " is None",
+            " is not None",
+            "== null",
+            "!= null",
+            " or ",
+            "&&",
+            "||",
+            "?.",
+        ]
+        .iter()
+        .any(|g| l.contains(g));
+        return matches!(next, Some('.' | '[')) && !guarded;
+    }
+    false
+}
+
+/// The byte offset of `word` as a whole word in `line`.
+fn word_at(line: &str, word: &str) -> Option<usize> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut from = 0;
+    while let Some(i) = line[from..].find(word).map(|i| i + from) {
+        let end = i + word.len();
+        if !line[..i].chars().last().is_some_and(ident) && !line[end..].chars().next().is_some_and(ident) {
+            return Some(i);
+        }
+        from = end;
+    }
+    None
+}
+
+/// The definition line with its first two parameters (after a receiver)
+/// swapped, or why not.
+pub(super) fn swap_first_params(line: &str, name: &str) -> Result<String, String> {
+    let (_, open, close) = find_call(line, name).ok_or("a signature over several lines")?;
+    let params = &line[open + 1..close];
+    if params.contains('*') || params.contains("...") {
+        return Err("varargs".into());
+    }
+    let items: Vec<(usize, usize)> = split_items(params, true)
+        .into_iter()
+        .filter(|&(a, b)| !is_receiver(&params[a..b]))
+        .collect();
+    if items.len() < 2 {
+        return Err("fewer than two parameters besides the receiver".into());
+    }
+    Ok(format!("{}{}", &line[..open + 1], swap(params, items[0], items[1])) + &line[close..])
+}
+
+/// `s` with the items at spans `a` and `b` (in order) swapped, each keeping
+/// the whitespace around it.
+fn swap(s: &str, a: (usize, usize), b: (usize, usize)) -> String {
+    let core = |(x, y): (usize, usize)| {
+        let t = &s[x..y];
+        let lead = t.len() - t.trim_start().len();
+        (x + lead, x + lead + t.trim().len())
+    };
+    let (a, b) = (core(a), core(b));
+    format!(
+        "{}{}{}{}{}",
+        &s[..a.0],
+        &s[b.0..b.1],
+        &s[a.1..b.0],
+        &s[a.0..a.1],
+        &s[b.1..]
+    )
+}
+
+/// A byte range `[start, end)` of a line.
+type Span = (usize, usize);
+
+/// How many leading arguments of the first call of `name` are positional
+/// (not `key=value`, not spread), and the call's argument spans.
+fn positional_args(line: &str, name: &str) -> Option<(usize, usize, Vec<Span>)> {
+    let (_, open, close) = find_call(line, name)?;
+    let args = &line[open + 1..close];
+    let items = split_items(args, false);
+    let positional = items
+        .iter()
+        .take_while(|&&(a, b)| {
+            let t = args[a..b].trim();
+            !t.starts_with('*') && !t.starts_with("...") && !keyword_arg(t)
+        })
+        .count();
+    Some((open, positional, items))
+}
+
+/// `name=value` (a Python keyword argument), not `a == b`.
+fn keyword_arg(arg: &str) -> bool {
+    arg.split_once('=').is_some_and(|(k, v)| {
+        let k = k.trim();
+        !v.starts_with('=') && !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+/// Whether the first call of `name` passes at least `n` arguments positionally.
+pub(super) fn passes_positionally(line: &str, name: &str, n: usize) -> bool {
+    positional_args(line, name).is_some_and(|(_, p, _)| p >= n)
+}
+
+/// The first call of `name` with its first two arguments swapped when it
+/// passes both positionally, unchanged when it does not (a keyword call
+/// is not broken by a reorder); `None` when there is no call on the line.
+pub(super) fn swap_first_args(line: &str, name: &str) -> Option<String> {
+    let (open, positional, items) = positional_args(line, name)?;
+    if positional < 2 {
+        return Some(line.to_string());
+    }
+    let close = closing(line, open)?;
+    let args = &line[open + 1..close];
+    Some(format!(
+        "{}{}{}",
+        &line[..open + 1],
+        swap(args, items[0], items[1]),
+        &line[close..]
+    ))
+}
+
+/// The definition line with its last parameter `p` turned into an options
+/// object (`p` → `{ p }`), and the parameter's name; or why not.
+pub(super) fn last_param_to_options(line: &str, name: &str) -> Result<(String, String), String> {
+    let (_, open, close) = find_call(line, name).ok_or("a signature over several lines")?;
+    let params = &line[open + 1..close];
+    if params.contains('=') || params.contains("...") || params.contains('?') || params.contains('{') {
+        return Err("defaults, rest, optional or destructured parameters".into());
+    }
+    let &(a, b) = split_items(params, true).last().ok_or("no parameter")?;
+    let p = params[a..b].trim();
+    let pname = p.split(':').next().unwrap_or("").trim();
+    if pname.is_empty() || !pname.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+        return Err("a parameter that is not a plain name".into());
+    }
+    let typed = p
+        .split_once(':')
+        .map(|(_, t)| format!(": {{ {pname}: {} }}", t.trim()))
+        .unwrap_or_default();
+    let lead = params[a..b].len() - params[a..b].trim_start().len();
+    let new = format!("{}{{ {pname} }}{typed}{}", &params[..a + lead], &params[b..]);
+    Ok((
+        format!("{}{new}{}", &line[..open + 1], &line[close..]),
+        pname.to_string(),
+    ))
+}
+
+/// The first call of `name` with its argument at `index` wrapped as
+/// `{ key: arg }`; unchanged when the call passes fewer arguments.
+pub(super) fn wrap_arg(line: &str, name: &str, index: usize, key: &str) -> Option<String> {
+    let (open, _, items) = positional_args(line, name)?;
+    let Some(&(a, b)) = items.get(index) else {
+        return Some(line.to_string());
+    };
+    let close = closing(line, open)?;
+    let args = &line[open + 1..close];
+    let t = &args[a..b];
+    let lead = t.len() - t.trim_start().len();
+    let wrapped = format!(
+        "{}{{ {key}: {} }}{}",
+        &args[..a + lead],
+        t.trim(),
+        &args[a + lead + t.trim().len()..]
+    );
+    Some(format!("{}{wrapped}{}", &line[..open + 1], &line[close..]))
+}
+
+/// The indentation of the first non-blank line after `idx`.
+pub(super) fn body_indent<'a>(lines: &[&'a str], idx: usize) -> Option<&'a str> {
+    let l = lines.iter().skip(idx + 1).find(|l| !l.trim().is_empty())?;
+    Some(&l[..l.len() - l.trim_start().len()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edits_are_whole_words_on_one_line() {
+        assert_eq!(
+            rename_on("    x = total(a) + subtotal(b)", "total", "total_renamed").unwrap(),
+            "    x = total_renamed(a) + subtotal(b)"
+        );
+        assert_eq!(rename_on("subtotal(b)", "total", "t2"), None);
+        assert_eq!(
+            append_arg("y = f(a, g(b))", "f", "None").unwrap(),
+            "y = f(a, g(b), None)"
+        );
+        assert_eq!(append_arg("y = f()", "f", "None").unwrap(), "y = f(None)");
+        assert_eq!(append_arg("y = f(a,", "f", "None"), None);
+        assert_eq!(find_call("x = subtotal(1) + total(2)", "total"), Some((18, 23, 25)));
+    }
+
+    #[test]
+    fn items_split_at_top_level_commas_only() {
+        let s = "a, f(b, c), \"x,y\", {k: 1, j: 2}, m: Map<K, V>";
+        let items: Vec<&str> = split_items(s, true).iter().map(|&(a, b)| s[a..b].trim()).collect();
+        assert_eq!(items, ["a", "f(b, c)", "\"x,y\"", "{k: 1, j: 2}", "m: Map<K, V>"]);
+        assert_eq!(split_items("(x) => x, y", true).len(), 2);
+        assert_eq!(split_items("a < b, c > d", false).len(), 2);
+        assert!(split_items("  ", false).is_empty());
+    }
+
+    #[test]
+    fn the_last_parameter_and_argument_go() {
+        assert_eq!(drop_last_param("def f(self, a, b):", "f").unwrap(), "def f(self, a):");
+        assert_eq!(
+            drop_last_param("    fn f(&self, n: u32) -> u32 {", "f").unwrap(),
+            "    fn f(&self) -> u32 {"
+        );
+        assert!(drop_last_param("def f(self):", "f").is_err());
+        assert!(drop_last_param("def f(a, b=1):", "f").is_err());
+        assert!(drop_last_param("function f(a, b?: number) {", "f").is_err());
+        assert_eq!(drop_last_arg("x = o.f(a, g(b, c))", "f").unwrap(), "x = o.f(a)");
+        assert_eq!(drop_last_arg("f(a)", "f").unwrap(), "f()");
+        assert_eq!(drop_last_arg("f()", "f"), None);
+        assert_eq!(drop_last_arg("f(*args)", "f"), None);
+    }
+
+    #[test]
+    fn a_reorder_swaps_parameters_and_positional_arguments() {
+        assert_eq!(
+            swap_first_params("def f(self, a, b, c):", "f").unwrap(),
+            "def f(self, b, a, c):"
+        );
+        assert_eq!(
+            swap_first_params("  fn f(&self, a: u8, b: Vec<u8>) {", "f").unwrap(),
+            "  fn f(&self, b: Vec<u8>, a: u8) {"
+        );
+        assert!(swap_first_params("def f(self, a):", "f").is_err());
+        assert_eq!(swap_first_args("x = f(g(1, 2), y)", "f").unwrap(), "x = f(y, g(1, 2))");
+        assert_eq!(swap_first_args("f(a, b=2)", "f").unwrap(), "f(a, b=2)");
+        assert!(passes_positionally("f(a == b, c)", "f", 2));
+        assert!(!passes_positionally("f(a, key=c)", "f", 2));
+    }
+
+    #[test]
+    fn the_last_parameter_becomes_an_options_object() {
+        assert_eq!(
+            last_param_to_options("export function f(a, b) {", "f").unwrap(),
+            ("export function f(a, { b }) {".to_string(), "b".to_string())
+        );
+        assert_eq!(
+            last_param_to_options("  f(a: string, flag: boolean): void {", "f")
+                .unwrap()
+                .0,
+            "  f(a: string, { flag }: { flag: boolean }): void {"
+        );
+        assert!(last_param_to_options("function f(a, b = 1) {", "f").is_err());
+        assert_eq!(wrap_arg("f(x, true);", "f", 1, "b").unwrap(), "f(x, { b: true });");
+        assert_eq!(wrap_arg("f(x);", "f", 1, "b").unwrap(), "f(x);");
+    }
+
+    #[test]
+    fn a_guard_wraps_the_whole_call_with_its_receiver() {
+        assert_eq!(
+            guard_call("    n = self.ctx().get(a)[0].f(x).y", "f", true).unwrap(),
+            "    n = (self.ctx().get(a)[0].f(x) or quorum_default).y"
+        );
+        assert_eq!(
+            guard_call("const v = f(a);", "f", false).unwrap(),
+            "const v = (f(a) ?? quorumDefault);"
+        );
+    }
+
+    #[test]
+    fn result_use_is_read_from_the_text() {
+        let uses = |src: &str| {
+            let lines: Vec<&str> = src.split('\n').collect();
+            uses_result(&lines, 0, "f")
+        };
+        assert!(uses("x = f(a).name"));
+        assert!(uses("for k in self.f(a):"));
+        assert!(uses("for (const k of f(a)) {"));
+        assert!(uses("r = f(a)\nlog(1)\nreturn r.value"));
+        assert!(uses("const r: T = await f(a);\nr[0]"));
+        assert!(!uses("r = f(a)\nif r is None:\n    return\nr.value"));
+        assert!(!uses("r = f(a)\nreturn r"));
+        assert!(!uses("f(a)"));
+        assert!(!uses("if x == f(a):"));
+        assert!(!uses("r = f(a)\nreturn r and r.value"));
+    }
+}

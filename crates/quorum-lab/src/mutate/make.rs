@@ -1,0 +1,227 @@
+//! One mutation class at one site: the mutant and its inverse control (the
+//! same edit with every caller the graph knows updated), or why the pair
+//! cannot be made on one line.
+
+use std::collections::BTreeMap;
+
+use quorum_core::lang::Lang;
+
+use super::Site;
+use super::edit::{
+    append_arg, body_indent, closing, drop_last_arg, drop_last_param, guard_call, last_param_to_options,
+    passes_positionally, rename_on, replace_line, swap_first_args, swap_first_params, uses_result, wrap_arg,
+};
+
+/// The definition line of `site` (0-based index into the file's lines):
+/// the first line from its start that names it and opens its parameters —
+/// after a keyword (`def`, `function`, `fn`, `func`), or as a class
+/// method (`async name(`, `static name(`, `name(` opening the line).
+pub(super) fn def_line(lines: &[&str], site: &Site) -> Option<usize> {
+    let from = site.start_line.saturating_sub(1) as usize;
+    let needle = format!("{}(", site.name);
+    const MODIFIERS: [&str; 8] = [
+        "async ",
+        "static ",
+        "public ",
+        "private ",
+        "protected ",
+        "get ",
+        "set ",
+        "*",
+    ];
+    (from..lines.len().min(from + 6)).find(|&i| {
+        let l = lines[i];
+        let keyword = ["def ", "function ", "fn ", "func "].iter().any(|k| l.contains(k));
+        let mut bare = l.trim_start();
+        while let Some(m) = MODIFIERS.iter().find(|m| bare.starts_with(**m)) {
+            bare = bare[m.len()..].trim_start();
+        }
+        l.contains(&needle) && (keyword || bare.starts_with(&needle))
+    })
+}
+
+/// How a control updates one call line.
+type CallEdit<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
+pub(super) struct Mutant {
+    /// The files it changes, with their new text.
+    pub files: Vec<(String, String)>,
+    /// The site's callers `(path, line)` in this mutant's text (a line
+    /// inserted above a caller in the definition's file moves it down).
+    pub callers: Vec<(String, u32)>,
+}
+
+/// The classes the harness makes, in report order.
+pub(super) const CLASSES: [&str; 6] = [
+    "rename",
+    "add-param",
+    "remove-param",
+    "reorder",
+    "options-object",
+    "return-none",
+];
+
+/// The text of every caller's line.
+fn caller_lines<'a>(site: &Site, files: &'a BTreeMap<String, String>) -> Vec<&'a str> {
+    site.callers
+        .iter()
+        .filter_map(|(p, l)| files.get(p)?.split('\n').nth((*l as usize).checked_sub(1)?))
+        .collect()
+}
+
+/// The mutation and its inverse control for one site, or why not.
+pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -> Result<(Mutant, Mutant), String> {
+    let text = files
+        .get(&site.path)
+        .ok_or("the definition's file is not in the tree")?;
+    let lines: Vec<&str> = text.split('\n').collect();
+    let at = def_line(&lines, site).ok_or("no one-line definition found")?;
+    let new_name = format!("{}_renamed", site.name);
+    let python = site.path.ends_with(".py") || site.path.ends_with(".pyi");
+    let js = Lang::detect(&site.path).is_some_and(|l| matches!(l, Lang::JavaScript | Lang::TypeScript | Lang::Tsx));
+    // The definition's file after the mutation, and the index of a line
+    // inserted into it (callers below it move down one).
+    let (mutated, inserted, call_edit): (String, Option<usize>, Box<CallEdit>) = match class {
+        "rename" => (
+            replace_line(
+                text,
+                at,
+                &rename_on(lines[at], &site.name, &new_name).ok_or("the name is not on the definition line")?,
+            ),
+            None,
+            Box::new(|l: &str| rename_on(l, &site.name, &new_name)),
+        ),
+        "add-param" => {
+            let open = lines[at].find(&format!("{}(", site.name)).ok_or("no parameter list")? + site.name.len();
+            let close = closing(lines[at], open).ok_or("a signature over several lines")?;
+            let params = &lines[at][open + 1..close];
+            if params.contains('=') || params.contains('*') || params.contains("...") {
+                return Err("defaults or varargs: a required parameter cannot be appended".into());
+            }
+            let sep = if params.trim().is_empty() { "" } else { ", " };
+            (
+                replace_line(
+                    text,
+                    at,
+                    &format!("{}{sep}quorum_extra{}", &lines[at][..close], &lines[at][close..]),
+                ),
+                None,
+                Box::new(|l: &str| append_arg(l, &site.name, "None")),
+            )
+        }
+        "remove-param" => (
+            replace_line(text, at, &drop_last_param(lines[at], &site.name)?),
+            None,
+            Box::new(|l: &str| drop_last_arg(l, &site.name)),
+        ),
+        "reorder" => {
+            let mutated = swap_first_params(lines[at], &site.name)?;
+            if !caller_lines(site, files)
+                .iter()
+                .any(|l| passes_positionally(l, &site.name, 2))
+            {
+                return Err(
+                    "no caller passes the first two arguments positionally (nothing a reorder would break)".into(),
+                );
+            }
+            (
+                replace_line(text, at, &mutated),
+                None,
+                Box::new(|l: &str| swap_first_args(l, &site.name)),
+            )
+        }
+        "options-object" => {
+            if !js {
+                return Err("options objects are a JavaScript/TypeScript idiom (not claimed elsewhere)".into());
+            }
+            let (mutated, key) = last_param_to_options(lines[at], &site.name)?;
+            let open = lines[at].find(&format!("{}(", site.name)).ok_or("no parameter list")? + site.name.len();
+            let close = closing(lines[at], open).ok_or("a signature over several lines")?;
+            let index = lines[at][open + 1..close].split(',').count() - 1;
+            if !caller_lines(site, files)
+                .iter()
+                .any(|l| passes_positionally(l, &site.name, index + 1))
+            {
+                return Err("no caller passes the last argument (nothing the options object would break)".into());
+            }
+            (
+                replace_line(text, at, &mutated),
+                None,
+                Box::new(move |l: &str| wrap_arg(l, &site.name, index, &key)),
+            )
+        }
+        "return-none" => {
+            if !python && !js {
+                return Err(
+                    "a language whose types reject a missing value (only Python and JavaScript/TypeScript are claimed)"
+                        .into(),
+                );
+            }
+            if site.returns_none {
+                return Err("it can already return None/null".into());
+            }
+            let uses = site.callers.iter().any(|(p, l)| {
+                files.get(p).is_some_and(|t| {
+                    let cl: Vec<&str> = t.split('\n').collect();
+                    (*l as usize)
+                        .checked_sub(1)
+                        .is_some_and(|i| i < cl.len() && uses_result(&cl, i, &site.name))
+                })
+            });
+            if !uses {
+                return Err("no caller uses the result (nothing a None would break)".into());
+            }
+            let opens_body = if python { ':' } else { '{' };
+            if !lines[at].trim_end().ends_with(opens_body) {
+                return Err("a signature over several lines, or a one-line body".into());
+            }
+            let indent = body_indent(&lines, at).ok_or("no body")?;
+            let early = if python {
+                format!("{indent}if quorum_missing: return None")
+            } else {
+                format!("{indent}if (quorumMissing) return null;")
+            };
+            let mut ls: Vec<&str> = lines.clone();
+            ls.insert(at + 1, &early);
+            (
+                ls.join("\n"),
+                Some(at + 1),
+                Box::new(move |l: &str| guard_call(l, &site.name, python)),
+            )
+        }
+        other => return Err(format!("unknown class {other}")),
+    };
+    let moved = |path: &str, line: u32| -> u32 {
+        match inserted {
+            Some(i) if path == site.path && line as usize > i => line + 1,
+            _ => line,
+        }
+    };
+    let callers: Vec<(String, u32)> = site.callers.iter().map(|(p, l)| (p.clone(), moved(p, *l))).collect();
+    let mutant = Mutant {
+        files: vec![(site.path.clone(), mutated.clone())],
+        callers: callers.clone(),
+    };
+    // The control: every caller updated too.
+    let mut edited: BTreeMap<String, String> = BTreeMap::new();
+    edited.insert(site.path.clone(), mutated);
+    for (path, line) in &callers {
+        let current = edited
+            .get(path)
+            .cloned()
+            .or_else(|| files.get(path).cloned())
+            .ok_or("a caller's file is not in the tree")?;
+        let idx = (*line as usize).checked_sub(1).ok_or("a caller on line 0")?;
+        let cl: Vec<&str> = current.split('\n').collect();
+        let l = cl.get(idx).ok_or("a caller line past the end")?;
+        let updated = call_edit(l).ok_or("a call not on one line, or through another name")?;
+        edited.insert(path.clone(), replace_line(&current, idx, &updated));
+    }
+    Ok((
+        mutant,
+        Mutant {
+            files: edited.into_iter().collect(),
+            callers,
+        },
+    ))
+}
