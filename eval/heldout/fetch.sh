@@ -6,6 +6,8 @@
 #   pypi    the sdist, with pip download
 #   npm     the published tarball, with npm pack
 #   crates  the published Rust crate, with cargo vendor in a throwaway project
+#   apt     a Debian golang-*-dev package (apt-get download, pinned by its
+#           Debian version): the Go sources it ships under /usr/share/gocode/src
 set -eu
 kind=$1 name=$2 ver=$3 dir=$4
 dest=$dir/$name-$ver
@@ -36,8 +38,24 @@ crates)
   rm -f "$tmp/vendor/$name-$ver/.cargo-checksum.json"
   mv "$tmp/vendor/$name-$ver" "$dest"
   ;;
+apt)
+  apt-cache madison "$name" | grep -Eq "[|][[:space:]]*$ver[[:space:]]*[|]" || apt-get update -q >/dev/null 2>&1 || true
+  apt-cache madison "$name" | grep -Eq "[|][[:space:]]*$ver[[:space:]]*[|]" || {
+    echo "fetch.sh: apt offers no $name=$ver (apt-cache madison $name)" >&2
+    exit 2
+  }
+  chmod 777 "$tmp" # apt drops to its _apt user to write the download
+  (cd "$tmp" && apt-get download -q "$name=$ver" >/dev/null)
+  dpkg-deb -x "$tmp"/*.deb "$tmp/root"
+  src=$(find "$tmp/root/usr/share/gocode/src" -name go.mod -printf '%h\n' | head -1)
+  test -n "$src" || {
+    echo "fetch.sh: $name ships no Go module under /usr/share/gocode/src" >&2
+    exit 2
+  }
+  mv "$src" "$dest"
+  ;;
 *)
-  echo "fetch.sh: unknown registry '$kind' (pypi, npm or crates)" >&2
+  echo "fetch.sh: unknown registry '$kind' (pypi, npm, crates or apt)" >&2
   exit 2
   ;;
 esac

@@ -10,7 +10,8 @@ const MAGIC: &[u8; 3] = b"QGR";
 /// 5: argument names and the end line of every call.
 /// 6: Python calls on a local of known class read `C().m` (typed receivers).
 /// 7: a Python result assigned in a branch and dereferenced after it is used.
-const FORMAT: u8 = 7;
+/// 8: Go calls on a receiver or parameter of a package type read `T().m`.
+const FORMAT: u8 = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BlobError {

@@ -90,6 +90,31 @@ fn go_functions_methods_imports_and_tests() {
     assert_eq!(names(&g, "pkg/cart_test", EdgeKind::Imports), ["testing?", "strings?"]);
 }
 
+/// A Go receiver or parameter of one of the package's own types types its
+/// method calls, across the package's files; an interface, a qualified type
+/// or an untyped name stays a name.
+#[test]
+fn go_method_calls_on_typed_receivers_and_parameters_resolve_in_the_package() {
+    let cart = "package cart\n\ntype Cart struct{ items []int }\n\ntype Pricer interface{ Price() int }\n\nfunc (c *Cart) Total() int {\n\treturn c.count()\n}\n";
+    let more = "package cart\n\nimport \"io\"\n\nfunc (c Cart) count() int { return len(c.items) }\n\nfunc Report(w io.Writer, c *Cart, p Pricer) int {\n\tw.Write(nil)\n\tp.Price()\n\treturn c.Total()\n}\n";
+    let g = build(
+        [
+            ("pkg/cart.go".to_string(), cart.to_string()),
+            ("pkg/more.go".to_string(), more.to_string()),
+        ],
+        None,
+    )
+    .0;
+    assert_eq!(
+        names(&g, "pkg/cart::Cart.Total", EdgeKind::Calls),
+        ["pkg/more::Cart.count"]
+    );
+    assert_eq!(
+        names(&g, "pkg/more::Report", EdgeKind::Calls),
+        ["Write?", "Price?", "pkg/cart::Cart.Total"]
+    );
+}
+
 #[test]
 fn java_classes_methods_imports_and_junit_tests() {
     let g = one(

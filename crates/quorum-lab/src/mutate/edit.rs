@@ -4,23 +4,55 @@
 //! cannot be made on one line returns `None`, and the site is counted as
 //! not made rather than guessed at.
 
-/// Replaces `name(` with `new(` as a whole word on one line.
+use quorum_core::lang::Lang;
+
+/// Replaces every whole-word `name` that opens a call or signature
+/// (`name(`, or `name<T>(` with type parameters) with `new`.
 pub(super) fn rename_on(line: &str, name: &str, new: &str) -> Option<String> {
-    let needle = format!("{name}(");
     let mut out = String::new();
-    let mut rest = line;
-    let mut changed = false;
-    while let Some(i) = rest.find(&needle) {
-        let before = rest[..i].chars().last();
-        let whole = before.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-        out.push_str(&rest[..i]);
-        out.push_str(if whole { new } else { name });
-        out.push('(');
-        changed |= whole;
-        rest = &rest[i + needle.len()..];
+    let mut last = 0;
+    for i in word_starts(line, name) {
+        if paren_after(line, i + name.len()).is_some() {
+            out.push_str(&line[last..i]);
+            out.push_str(new);
+            last = i + name.len();
+        }
     }
-    out.push_str(rest);
-    changed.then_some(out)
+    (last > 0).then(|| out + &line[last..])
+}
+
+/// Where `name` starts as a whole word in `line`.
+fn word_starts<'a>(line: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    line.match_indices(name).map(|(i, _)| i).filter(move |&i| {
+        !line[..i].chars().last().is_some_and(ident) && !line[i + name.len()..].chars().next().is_some_and(ident)
+    })
+}
+
+/// The `(` right after `at`, past type parameters (`<T, U>`) if any.
+fn paren_after(line: &str, at: usize) -> Option<usize> {
+    let rest = &line[at..];
+    if rest.starts_with('(') {
+        return Some(at);
+    }
+    if !rest.starts_with('<') {
+        return None;
+    }
+    let mut depth = 0;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => {
+                depth -= 1;
+                if depth == 0 {
+                    return rest[i + 1..].starts_with('(').then_some(at + i + 1);
+                }
+            }
+            '(' | ')' | ';' | '{' => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The index of the `)` that closes the `(` at `open`, on this line.
@@ -43,9 +75,7 @@ pub(super) fn closing(line: &str, open: usize) -> Option<usize> {
 
 /// Inserts `arg` as the last argument of the first call of `name` on the line.
 pub(super) fn append_arg(line: &str, name: &str, arg: &str) -> Option<String> {
-    let needle = format!("{name}(");
-    let open = line.find(&needle)? + name.len();
-    let close = closing(line, open)?;
+    let (_, open, close) = find_call(line, name)?;
     let inside = line[open + 1..close].trim();
     let sep = if inside.is_empty() { "" } else { ", " };
     Some(format!("{}{sep}{arg}{}", &line[..close], &line[close..]))
@@ -57,23 +87,20 @@ pub(super) fn replace_line(text: &str, index: usize, new: &str) -> String {
     lines.join("\n")
 }
 
-/// The first whole-word call of `name` on the line: the byte offsets of
-/// the name, of its `(` and of the matching `)`.
+/// Where the first whole-word `name` that opens a call or signature starts
+/// (its parentheses may close on a later line).
+pub(super) fn opens_call(line: &str, name: &str) -> Option<usize> {
+    word_starts(line, name).find(|&i| paren_after(line, i + name.len()).is_some())
+}
+
+/// The first whole-word call or signature of `name` on the line (type
+/// parameters allowed: `name<T>(`): the byte offsets of the name, of its
+/// `(` and of the matching `)`.
 pub(super) fn find_call(line: &str, name: &str) -> Option<(usize, usize, usize)> {
-    let needle = format!("{name}(");
-    let mut from = 0;
-    while let Some(i) = line[from..].find(&needle).map(|i| i + from) {
-        let whole = line[..i]
-            .chars()
-            .last()
-            .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '$'));
-        if whole {
-            let open = i + name.len();
-            return Some((i, open, closing(line, open)?));
-        }
-        from = i + needle.len();
-    }
-    None
+    word_starts(line, name).find_map(|i| {
+        let open = paren_after(line, i + name.len())?;
+        Some((i, open, closing(line, open)?))
+    })
 }
 
 /// The byte spans of the top-level, comma-separated items of `s` (an
@@ -88,6 +115,7 @@ pub(super) fn split_items(s: &str, angle: bool) -> Vec<(usize, usize)> {
             Some(q) if c == q && prev != '\\' => quote = None,
             Some(_) => {}
             None => match c {
+                '\'' if angle && is_lifetime(&s[i + 1..]) => {}
                 '"' | '\'' | '`' => quote = Some(c),
                 '(' | '[' | '{' => depth += 1,
                 '<' if angle => depth += 1,
@@ -108,6 +136,16 @@ pub(super) fn split_items(s: &str, angle: bool) -> Vec<(usize, usize)> {
     out
 }
 
+/// Whether the text after a `'` in a signature is a Rust lifetime (`'a`,
+/// `'static`) rather than a quoted literal (`'x'`).
+fn is_lifetime(after: &str) -> bool {
+    let ident = after.len()
+        - after
+            .trim_start_matches(|c: char| c.is_alphanumeric() || c == '_')
+            .len();
+    ident > 0 && !after[ident..].starts_with('\'')
+}
+
 /// `s` without its last item (and the comma before it).
 fn drop_last_item(s: &str, angle: bool) -> Option<String> {
     let items = split_items(s, angle);
@@ -119,6 +157,17 @@ fn drop_last_item(s: &str, angle: bool) -> Option<String> {
     Some(format!("{}{}", &s[..cut], &s[end..]).trim_end_matches(' ').to_string())
 }
 
+/// Parameters a caller need not pass, or may pass any number of: defaults
+/// and varargs as each language writes them (in Go and Rust a `*` is a
+/// pointer; Rust has neither).
+pub(super) fn optional_or_variadic(params: &str, lang: Option<Lang>) -> bool {
+    match lang {
+        Some(Lang::Rust) => false,
+        Some(Lang::Go | Lang::Java) => params.contains("..."),
+        _ => params.contains('=') || params.contains('*') || params.contains("..."),
+    }
+}
+
 /// The receiver parameters a caller never passes.
 fn is_receiver(param: &str) -> bool {
     let p = param.trim();
@@ -126,10 +175,10 @@ fn is_receiver(param: &str) -> bool {
 }
 
 /// The definition line with its last parameter removed, or why not.
-pub(super) fn drop_last_param(line: &str, name: &str) -> Result<String, String> {
+pub(super) fn drop_last_param(line: &str, name: &str, lang: Option<Lang>) -> Result<String, String> {
     let (_, open, close) = find_call(line, name).ok_or("a signature over several lines")?;
     let params = &line[open + 1..close];
-    if params.contains('=') || params.contains('*') || params.contains("...") || params.contains('?') {
+    if optional_or_variadic(params, lang) || (lang != Some(Lang::Rust) && params.contains('?')) {
         return Err("defaults, varargs or optional parameters: callers need not pass the last one".into());
     }
     let items = split_items(params, true);
@@ -278,11 +327,11 @@ fn word_at(line: &str, word: &str) -> Option<usize> {
 
 /// The definition line with its first two parameters (after a receiver)
 /// swapped, or why not.
-pub(super) fn swap_first_params(line: &str, name: &str) -> Result<String, String> {
+pub(super) fn swap_first_params(line: &str, name: &str, lang: Option<Lang>) -> Result<String, String> {
     let (_, open, close) = find_call(line, name).ok_or("a signature over several lines")?;
     let params = &line[open + 1..close];
-    if params.contains('*') || params.contains("...") {
-        return Err("varargs".into());
+    if optional_or_variadic(params, lang) {
+        return Err("defaults or varargs".into());
     }
     let items: Vec<(usize, usize)> = split_items(params, true)
         .into_iter()
@@ -419,6 +468,22 @@ pub(super) fn body_indent<'a>(lines: &[&'a str], idx: usize) -> Option<&'a str> 
 mod tests {
     use super::*;
 
+    const PY: Option<Lang> = Some(Lang::Python);
+    const RS: Option<Lang> = Some(Lang::Rust);
+
+    #[test]
+    fn pointers_and_lifetimes_are_not_varargs_or_quotes() {
+        assert_eq!(
+            drop_last_param("func (c *Command) Add(a *Command, n int) {", "Add", Some(Lang::Go)).unwrap(),
+            "func (c *Command) Add(a *Command) {"
+        );
+        assert_eq!(
+            swap_first_params("fn f<'a>(x: &'a str, y: &'a [u8]) {", "f", RS).unwrap(),
+            "fn f<'a>(y: &'a [u8], x: &'a str) {"
+        );
+        assert!(drop_last_param("func Add(xs ...int) {", "Add", Some(Lang::Go)).is_err());
+    }
+
     #[test]
     fn edits_are_whole_words_on_one_line() {
         assert_eq!(
@@ -433,6 +498,12 @@ mod tests {
         assert_eq!(append_arg("y = f()", "f", "None").unwrap(), "y = f(None)");
         assert_eq!(append_arg("y = f(a,", "f", "None"), None);
         assert_eq!(find_call("x = subtotal(1) + total(2)", "total"), Some((18, 23, 25)));
+        assert_eq!(
+            rename_on("export function pipe<T, R>(a: T): R {", "pipe", "pipe_renamed").unwrap(),
+            "export function pipe_renamed<T, R>(a: T): R {"
+        );
+        assert_eq!(rename_on("if (a < pipe) x(pipe)", "pipe", "p2"), None);
+        assert_eq!(append_arg("y = f<T>(a)", "f", "None").unwrap(), "y = f<T>(a, None)");
     }
 
     #[test]
@@ -447,14 +518,17 @@ mod tests {
 
     #[test]
     fn the_last_parameter_and_argument_go() {
-        assert_eq!(drop_last_param("def f(self, a, b):", "f").unwrap(), "def f(self, a):");
         assert_eq!(
-            drop_last_param("    fn f(&self, n: u32) -> u32 {", "f").unwrap(),
+            drop_last_param("def f(self, a, b):", "f", PY).unwrap(),
+            "def f(self, a):"
+        );
+        assert_eq!(
+            drop_last_param("    fn f(&self, n: u32) -> u32 {", "f", RS).unwrap(),
             "    fn f(&self) -> u32 {"
         );
-        assert!(drop_last_param("def f(self):", "f").is_err());
-        assert!(drop_last_param("def f(a, b=1):", "f").is_err());
-        assert!(drop_last_param("function f(a, b?: number) {", "f").is_err());
+        assert!(drop_last_param("def f(self):", "f", PY).is_err());
+        assert!(drop_last_param("def f(a, b=1):", "f", PY).is_err());
+        assert!(drop_last_param("function f(a, b?: number) {", "f", Some(Lang::TypeScript)).is_err());
         assert_eq!(drop_last_arg("x = o.f(a, g(b, c))", "f").unwrap(), "x = o.f(a)");
         assert_eq!(drop_last_arg("f(a)", "f").unwrap(), "f()");
         assert_eq!(drop_last_arg("f()", "f"), None);
@@ -464,14 +538,14 @@ mod tests {
     #[test]
     fn a_reorder_swaps_parameters_and_positional_arguments() {
         assert_eq!(
-            swap_first_params("def f(self, a, b, c):", "f").unwrap(),
+            swap_first_params("def f(self, a, b, c):", "f", PY).unwrap(),
             "def f(self, b, a, c):"
         );
         assert_eq!(
-            swap_first_params("  fn f(&self, a: u8, b: Vec<u8>) {", "f").unwrap(),
+            swap_first_params("  fn f(&self, a: u8, b: Vec<u8>) {", "f", RS).unwrap(),
             "  fn f(&self, b: Vec<u8>, a: u8) {"
         );
-        assert!(swap_first_params("def f(self, a):", "f").is_err());
+        assert!(swap_first_params("def f(self, a):", "f", PY).is_err());
         assert_eq!(swap_first_args("x = f(g(1, 2), y)", "f").unwrap(), "x = f(y, g(1, 2))");
         assert_eq!(swap_first_args("f(a, b=2)", "f").unwrap(), "f(a, b=2)");
         assert!(passes_positionally("f(a == b, c)", "f", 2));

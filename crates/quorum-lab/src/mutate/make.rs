@@ -8,8 +8,9 @@ use quorum_core::lang::Lang;
 
 use super::Site;
 use super::edit::{
-    append_arg, body_indent, closing, drop_last_arg, drop_last_param, guard_call, last_param_to_options,
-    passes_positionally, rename_on, replace_line, swap_first_args, swap_first_params, uses_result, wrap_arg,
+    append_arg, body_indent, drop_last_arg, drop_last_param, find_call, guard_call, last_param_to_options, opens_call,
+    optional_or_variadic, passes_positionally, rename_on, replace_line, swap_first_args, swap_first_params,
+    uses_result, wrap_arg,
 };
 
 /// The definition line of `site` (0-based index into the file's lines):
@@ -18,7 +19,6 @@ use super::edit::{
 /// method (`async name(`, `static name(`, `name(` opening the line).
 pub(super) fn def_line(lines: &[&str], site: &Site) -> Option<usize> {
     let from = site.start_line.saturating_sub(1) as usize;
-    let needle = format!("{}(", site.name);
     const MODIFIERS: [&str; 8] = [
         "async ",
         "static ",
@@ -31,12 +31,15 @@ pub(super) fn def_line(lines: &[&str], site: &Site) -> Option<usize> {
     ];
     (from..lines.len().min(from + 6)).find(|&i| {
         let l = lines[i];
+        let Some(at) = opens_call(l, &site.name) else {
+            return false;
+        };
         let keyword = ["def ", "function ", "fn ", "func "].iter().any(|k| l.contains(k));
         let mut bare = l.trim_start();
         while let Some(m) = MODIFIERS.iter().find(|m| bare.starts_with(**m)) {
             bare = bare[m.len()..].trim_start();
         }
-        l.contains(&needle) && (keyword || bare.starts_with(&needle))
+        keyword || (bare.starts_with(site.name.as_str()) && at == l.len() - bare.len())
     })
 }
 
@@ -52,14 +55,25 @@ pub(super) struct Mutant {
 }
 
 /// The classes the harness makes, in report order.
-pub(super) const CLASSES: [&str; 6] = [
+pub(super) const CLASSES: [&str; 7] = [
     "rename",
     "add-param",
     "remove-param",
     "reorder",
     "options-object",
     "return-none",
+    "swap-args",
 ];
+
+/// Whether a Go signature groups parameters under one type (`a, b int`),
+/// where dropping the last would leave the others untyped.
+fn go_shared_type(line: &str, name: &str) -> bool {
+    find_call(line, name).is_some_and(|(_, open, close)| {
+        line[open + 1..close]
+            .split(',')
+            .any(|p| !p.trim().is_empty() && !p.trim().contains(' '))
+    })
+}
 
 /// The text of every caller's line.
 fn caller_lines<'a>(site: &Site, files: &'a BTreeMap<String, String>) -> Vec<&'a str> {
@@ -69,14 +83,60 @@ fn caller_lines<'a>(site: &Site, files: &'a BTreeMap<String, String>) -> Vec<&'a
         .collect()
 }
 
+/// `swap-args`: the first two arguments swapped at one call in another
+/// file (the first that passes both positionally) — the definition is left
+/// alone. Its control rewrites the same call line unchanged but for a
+/// trailing comment, so the call is as new to the review as the mutant's.
+fn swap_at_a_call(site: &Site, files: &BTreeMap<String, String>) -> Result<(Mutant, Mutant), String> {
+    let (path, line, text, idx) = site
+        .callers
+        .iter()
+        .filter(|(p, _)| *p != site.path)
+        .find_map(|(p, l)| {
+            let text = files.get(p)?;
+            let idx = (*l as usize).checked_sub(1)?;
+            let call = text.split('\n').nth(idx)?;
+            passes_positionally(call, &site.name, 2).then_some((p, *l, text, idx))
+        })
+        .ok_or("no call in another file passes two arguments positionally")?;
+    let lines: Vec<&str> = text.split('\n').collect();
+    let swapped = swap_first_args(lines[idx], &site.name).ok_or("a call not on one line")?;
+    if swapped == lines[idx] {
+        return Err("the two arguments are the same text".into());
+    }
+    let comment = if path.ends_with(".py") {
+        "  # checked"
+    } else {
+        " // checked"
+    };
+    let callers = vec![(path.clone(), line)];
+    Ok((
+        Mutant {
+            files: vec![(path.clone(), replace_line(text, idx, &swapped))],
+            callers: callers.clone(),
+        },
+        Mutant {
+            files: vec![(
+                path.clone(),
+                replace_line(text, idx, &format!("{}{comment}", lines[idx])),
+            )],
+            callers,
+        },
+    ))
+}
+
 /// The mutation and its inverse control for one site, or why not.
 pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -> Result<(Mutant, Mutant), String> {
+    if class == "swap-args" {
+        return swap_at_a_call(site, files);
+    }
     let text = files
         .get(&site.path)
         .ok_or("the definition's file is not in the tree")?;
     let lines: Vec<&str> = text.split('\n').collect();
     let at = def_line(&lines, site).ok_or("no one-line definition found")?;
     let new_name = format!("{}_renamed", site.name);
+    let lang = Lang::detect(&site.path);
     let python = site.path.ends_with(".py") || site.path.ends_with(".pyi");
     let js = Lang::detect(&site.path).is_some_and(|l| matches!(l, Lang::JavaScript | Lang::TypeScript | Lang::Tsx));
     // The definition's file after the mutation, and the index of a line
@@ -92,30 +152,46 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
             Box::new(|l: &str| rename_on(l, &site.name, &new_name)),
         ),
         "add-param" => {
-            let open = lines[at].find(&format!("{}(", site.name)).ok_or("no parameter list")? + site.name.len();
-            let close = closing(lines[at], open).ok_or("a signature over several lines")?;
+            let (_, open, close) = find_call(lines[at], &site.name).ok_or("a signature over several lines")?;
             let params = &lines[at][open + 1..close];
-            if params.contains('=') || params.contains('*') || params.contains("...") {
+            if optional_or_variadic(params, lang) {
                 return Err("defaults or varargs: a required parameter cannot be appended".into());
             }
             let sep = if params.trim().is_empty() { "" } else { ", " };
+            // A parameter the language parses: Rust and Go need its type.
+            let (param, arg) = match lang {
+                Some(Lang::Rust) => ("quorum_extra: u8", "0"),
+                Some(Lang::Go) => ("quorumExtra int", "0"),
+                _ => ("quorum_extra", "None"),
+            };
             (
                 replace_line(
                     text,
                     at,
-                    &format!("{}{sep}quorum_extra{}", &lines[at][..close], &lines[at][close..]),
+                    &format!("{}{sep}{param}{}", &lines[at][..close], &lines[at][close..]),
                 ),
                 None,
-                Box::new(|l: &str| append_arg(l, &site.name, "None")),
+                Box::new(move |l: &str| append_arg(l, &site.name, arg)),
             )
         }
         "remove-param" => (
-            replace_line(text, at, &drop_last_param(lines[at], &site.name)?),
+            replace_line(
+                text,
+                at,
+                &if lang == Some(Lang::Go) && go_shared_type(lines[at], &site.name) {
+                    return Err("Go parameters sharing one type (`a, b int`)".into());
+                } else {
+                    drop_last_param(lines[at], &site.name, lang)?
+                },
+            ),
             None,
             Box::new(|l: &str| drop_last_arg(l, &site.name)),
         ),
         "reorder" => {
-            let mutated = swap_first_params(lines[at], &site.name)?;
+            if lang == Some(Lang::Go) && go_shared_type(lines[at], &site.name) {
+                return Err("Go parameters sharing one type (`a, b int`)".into());
+            }
+            let mutated = swap_first_params(lines[at], &site.name, lang)?;
             if !caller_lines(site, files)
                 .iter()
                 .any(|l| passes_positionally(l, &site.name, 2))
@@ -135,8 +211,7 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
                 return Err("options objects are a JavaScript/TypeScript idiom (not claimed elsewhere)".into());
             }
             let (mutated, key) = last_param_to_options(lines[at], &site.name)?;
-            let open = lines[at].find(&format!("{}(", site.name)).ok_or("no parameter list")? + site.name.len();
-            let close = closing(lines[at], open).ok_or("a signature over several lines")?;
+            let (_, open, close) = find_call(lines[at], &site.name).ok_or("a signature over several lines")?;
             let index = lines[at][open + 1..close].split(',').count() - 1;
             if !caller_lines(site, files)
                 .iter()

@@ -9,8 +9,11 @@
 //! Classes so far: `rename` (the definition renamed, callers left calling
 //! the old name), `add-param` (a required parameter appended, callers
 //! passing what they passed), `remove-param` (the last parameter removed,
-//! callers still passing it) and `return-none` (an early `return None` /
-//! `return null`, where a caller uses the result). A site is sampled
+//! callers still passing it), `reorder` (the first two parameters swapped),
+//! `options-object` (the last parameter destructured from an object),
+//! `return-none` (an early `return None` / `return null`, where a caller
+//! uses the result) and `swap-args` (two arguments swapped at one call).
+//! docs/generality.md describes each and its control. A site is sampled
 //! uniformly (seeded). A
 //! mutation that cannot be made textually on one line (a multi-line
 //! signature, defaults or varargs before the new parameter) is counted as
@@ -315,7 +318,7 @@ mod tests {
                 ("pkg/tax.py", "def rate(region, day):\n    return Rate(2)\n"),
                 (
                     "pkg/cart.py",
-                    "from pkg.tax import rate\n\n\ndef total(items, region):\n    return sum(items) * rate(region, 3).percent\n",
+                    "from pkg.tax import rate\n\n\ndef total(items, region, day):\n    return sum(items) * rate(region, day).percent\n",
                 ),
             ],
             [
@@ -325,7 +328,7 @@ mod tests {
                 ),
                 (
                     "lib/cart.js",
-                    "import { rate } from './tax.js';\n\nexport function total(items, region) {\n  return items.length * rate(region, 3).percent;\n}\n",
+                    "import { rate } from './tax.js';\n\nexport function total(items, region, day) {\n  return items.length * rate(region, day).percent;\n}\n",
                 ),
             ],
         ];

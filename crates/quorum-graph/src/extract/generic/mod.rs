@@ -87,10 +87,12 @@ impl Walker<'_, '_> {
     fn visit(&mut self, node: Node<'_>, scope: Option<u32>, owner: Option<&str>) {
         if let Some(def) = self.definition(node, owner) {
             let idx = self.push(node, scope, &def);
-            if is_js(self.lang)
-                && let Some(f) = def.func
-            {
-                self.param_types(f, idx);
+            if let Some(f) = def.func {
+                match self.lang {
+                    l if is_js(l) => self.param_types(f, idx),
+                    Lang::Go => self.go_param_types(f, idx),
+                    _ => {}
+                }
             }
             let body = def.body.unwrap_or(node);
             self.visit_children(body, Some(idx), None);

@@ -1,8 +1,8 @@
 //! Go: the repository directory an import path names (computed once per
-//! import), and a package's top-level names across the files of its
-//! directory.
+//! import), a package's top-level names across the files of its
+//! directory, and a type's methods declared anywhere in its package.
 
-use super::{Entity, OtherLangs};
+use super::{Entity, OtherLangs, dir_of};
 use crate::extract::SymbolKind;
 
 impl OtherLangs<'_> {
@@ -31,6 +31,25 @@ impl OtherLangs<'_> {
                 .iter()
                 .enumerate()
                 .filter(move |(_, s)| s.parent.is_none() && s.name == name && s.kind != SymbolKind::Method)
+                .map(move |(li, _)| self.g.id_of(fi, Some(li as u32)))
+        });
+        let one = found.next()?;
+        found.next().is_none().then_some(one)
+    }
+
+    /// `T.name`: the method declared with receiver `T` or `*T` in `T`'s
+    /// package (embedded types' promoted methods are not followed).
+    pub(super) fn go_method(&self, class: u32, name: &str) -> Option<u32> {
+        let r = self.g.refs[class as usize];
+        let f = self.file(r.file);
+        let want = format!("{}.{name}", f.symbols[r.local? as usize].name);
+        let files = self.go_dirs.get(dir_of(&f.path))?;
+        let mut found = files.iter().flat_map(|&fi| {
+            self.file(fi)
+                .symbols
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.kind == SymbolKind::Method && s.qname == want)
                 .map(move |(li, _)| self.g.id_of(fi, Some(li as u32)))
         });
         let one = found.next()?;

@@ -371,6 +371,7 @@ impl<'g> OtherLangs<'g> {
         match owner {
             Entity::Class(c) | Entity::Instance(c) => match self.file(self.g.refs[*c as usize].file).lang {
                 Lang::Rust => self.rust_method(*c, name).map(Entity::Item),
+                Lang::Go => self.go_method(*c, name).map(Entity::Item),
                 _ => self.class_member(*c, name, 0),
             },
             Entity::Namespace(m) => self.js_export(*m, name, depth + 1),
