@@ -230,9 +230,12 @@ HELDOUT_MODES := diff_only full_files graph_rag
 # holds the figures; `make mutate-check` below is the seeded gate in `make test`.
 # Beyond the held-out packages, three nobody here has used: marshmallow
 # (PyPI), rxjs's TypeScript sources (npm) and cobra (Go, as Debian ships it).
-# A Rust crate is mutated from its root, so its paths keep `src/`.
+# Each is mutated from the directory a repository would have at its root (a
+# Python package's `src/`, a Rust crate's root), so absolute imports
+# (`from marshmallow import utils`) and crate paths (`src/lib.rs`) resolve
+# as they do in a review.
 MUTATE_FETCH := $(HELDOUT) pypi:marshmallow:3.21.3:src npm:rxjs:7.8.1:src apt:golang-github-spf13-cobra-dev:1.6.1-1:.
-MUTATE_DIRS := click-8.1.7/src/click requests-2.32.3/src/requests marshmallow-3.21.3/src/marshmallow \
+MUTATE_DIRS := click-8.1.7/src requests-2.32.3/src marshmallow-3.21.3/src \
   commander-12.1.0/lib immer-10.1.1/src rxjs-7.8.1/src semver-1.0.23 golang-github-spf13-cobra-dev-1.6.1-1
 mutate: build
 	@for spec in $(MUTATE_FETCH); do \
@@ -243,7 +246,7 @@ mutate: build
 # The seeded gate in `make test` (after heldout-check, which fetches the
 # packages, and cobra here): 40 sites per class on six of them, at least the
 # hits and at most the control findings of eval/mutations/baseline.json.
-MUTATE_GATE := click=click-8.1.7/src/click requests=requests-2.32.3/src/requests commander=commander-12.1.0/lib \
+MUTATE_GATE := click=click-8.1.7/src requests=requests-2.32.3/src commander=commander-12.1.0/lib \
   immer=immer-10.1.1/src semver=semver-1.0.23 cobra=golang-github-spf13-cobra-dev-1.6.1-1
 mutate-check: build
 	@test -d $(HELDOUT_DIR)/golang-github-spf13-cobra-dev-1.6.1-1 || sh eval/heldout/fetch.sh apt golang-github-spf13-cobra-dev 1.6.1-1 $(HELDOUT_DIR)

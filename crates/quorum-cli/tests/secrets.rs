@@ -120,14 +120,24 @@ async fn no_secret_reaches_logs_metrics_traces_or_help() {
         .await
         .unwrap();
     assert_eq!(refused.status(), 401);
-    let metrics = http
-        .get(format!("http://{gateway}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    // The publisher records the webhook-to-review time after the SCM has
+    // answered its post, so the emulator can see the review a moment
+    // before the histogram exists: read /metrics until it does.
+    let scraped = Instant::now();
+    let metrics = loop {
+        let metrics = http
+            .get(format!("http://{gateway}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if metrics.contains("quorum_webhook_to_review_seconds") || scraped.elapsed() > Duration::from_secs(30) {
+            break metrics;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     assert!(metrics.contains("quorum_webhook_to_review_seconds"), "{metrics}");
 
     // Stop it (SIGTERM: a clean shutdown flushes the last spans).

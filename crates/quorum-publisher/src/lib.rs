@@ -228,15 +228,17 @@ impl Publisher {
             .put_review(job_id, &json)
             .await
             .map_err(HandlerError::retryable)?;
-        self.store
-            .set_run_state(job_id, RunState::Published, None)
-            .await
-            .map_err(HandlerError::retryable)?;
+        // Counted before the run says published, for the same reason: whoever
+        // sees `published` can read the latency too.
         let latency = now_ms().saturating_sub(completed.request.requested_at_ms) as f64 / 1000.0;
         self.metrics
             .webhook_to_review
             .with_label_values(&["direct"])
             .observe(latency);
+        self.store
+            .set_run_state(job_id, RunState::Published, None)
+            .await
+            .map_err(HandlerError::retryable)?;
         Ok(Outcome::Posted)
     }
 }

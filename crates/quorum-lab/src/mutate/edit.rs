@@ -103,6 +103,24 @@ pub(super) fn find_call(line: &str, name: &str) -> Option<(usize, usize, usize)>
     })
 }
 
+/// How many arguments the first call of `name` on the line passes.
+pub(super) fn arg_count(line: &str, name: &str) -> Option<usize> {
+    let (_, open, close) = find_call(line, name)?;
+    Some(split_items(&line[open + 1..close], false).len())
+}
+
+/// How many parameters a signature line declares, receivers left out.
+pub(super) fn param_count(line: &str, name: &str) -> Option<usize> {
+    let (_, open, close) = find_call(line, name)?;
+    let params = &line[open + 1..close];
+    Some(
+        split_items(params, true)
+            .iter()
+            .filter(|&&(a, b)| !is_receiver(&params[a..b]))
+            .count(),
+    )
+}
+
 /// The byte spans of the top-level, comma-separated items of `s` (an
 /// argument or parameter list without its parentheses); a trailing comma
 /// makes no empty item.
@@ -504,6 +522,8 @@ mod tests {
         );
         assert_eq!(rename_on("if (a < pipe) x(pipe)", "pipe", "p2"), None);
         assert_eq!(append_arg("y = f<T>(a)", "f", "None").unwrap(), "y = f<T>(a, None)");
+        assert_eq!(arg_count("x.f(a, g(b, c))", "f"), Some(2));
+        assert_eq!(param_count("def f(self, a, b):", "f"), Some(2));
     }
 
     #[test]

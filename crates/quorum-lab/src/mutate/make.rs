@@ -8,9 +8,9 @@ use quorum_core::lang::Lang;
 
 use super::Site;
 use super::edit::{
-    append_arg, body_indent, drop_last_arg, drop_last_param, find_call, guard_call, last_param_to_options, opens_call,
-    optional_or_variadic, passes_positionally, rename_on, replace_line, swap_first_args, swap_first_params,
-    uses_result, wrap_arg,
+    append_arg, arg_count, body_indent, drop_last_arg, drop_last_param, find_call, guard_call, last_param_to_options,
+    opens_call, optional_or_variadic, param_count, passes_positionally, rename_on, replace_line, swap_first_args,
+    swap_first_params, uses_result, wrap_arg,
 };
 
 /// The definition line of `site` (0-based index into the file's lines):
@@ -158,6 +158,7 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
                 return Err("defaults or varargs: a required parameter cannot be appended".into());
             }
             let sep = if params.trim().is_empty() { "" } else { ", " };
+            let declared = param_count(lines[at], &site.name).unwrap_or(0);
             // A parameter the language parses: Rust and Go need its type.
             let (param, arg) = match lang {
                 Some(Lang::Rust) => ("quorum_extra: u8", "0"),
@@ -171,22 +172,49 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
                     &format!("{}{sep}{param}{}", &lines[at][..close], &lines[at][close..]),
                 ),
                 None,
-                Box::new(move |l: &str| append_arg(l, &site.name, arg)),
+                Box::new(move |l: &str| {
+                    // JavaScript lets a call omit trailing parameters: the
+                    // new argument goes in the new parameter's place.
+                    let missing = if js {
+                        declared.saturating_sub(arg_count(l, &site.name)?)
+                    } else {
+                        0
+                    };
+                    let pad = "undefined, ".repeat(missing);
+                    append_arg(l, &site.name, &format!("{pad}{arg}"))
+                }),
             )
         }
-        "remove-param" => (
-            replace_line(
-                text,
-                at,
-                &if lang == Some(Lang::Go) && go_shared_type(lines[at], &site.name) {
-                    return Err("Go parameters sharing one type (`a, b int`)".into());
-                } else {
-                    drop_last_param(lines[at], &site.name, lang)?
-                },
-            ),
-            None,
-            Box::new(|l: &str| drop_last_arg(l, &site.name)),
-        ),
+        "remove-param" => {
+            let declared = param_count(lines[at], &site.name).unwrap_or(0);
+            if js
+                && !caller_lines(site, files)
+                    .iter()
+                    .any(|l| arg_count(l, &site.name).is_some_and(|k| k >= declared))
+            {
+                return Err("no caller passes the last argument (nothing its removal would break)".into());
+            }
+            (
+                replace_line(
+                    text,
+                    at,
+                    &if lang == Some(Lang::Go) && go_shared_type(lines[at], &site.name) {
+                        return Err("Go parameters sharing one type (`a, b int`)".into());
+                    } else {
+                        drop_last_param(lines[at], &site.name, lang)?
+                    },
+                ),
+                None,
+                Box::new(move |l: &str| {
+                    // A JavaScript call that omits the last parameter passes
+                    // nothing to remove.
+                    if js && arg_count(l, &site.name)? < declared {
+                        return Some(l.to_string());
+                    }
+                    drop_last_arg(l, &site.name)
+                }),
+            )
+        }
         "reorder" => {
             if lang == Some(Lang::Go) && go_shared_type(lines[at], &site.name) {
                 return Err("Go parameters sharing one type (`a, b int`)".into());

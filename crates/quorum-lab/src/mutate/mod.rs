@@ -262,8 +262,9 @@ pub fn run(args: &MutateArgs) -> anyhow::Result<MutateReport> {
             if let Some(f) = noise.first() {
                 r.control_findings += 1;
                 if r.false_positives.len() < 10 {
+                    let why = f.evidence.first().map(|e| e.detail.as_str()).unwrap_or("");
                     r.false_positives
-                        .push(format!("{}: {} ({}:{})", site.qname, f.title, f.file, f.line));
+                        .push(format!("{}: {} ({}:{}) {why}", site.qname, f.title, f.file, f.line));
                 }
             }
         }
