@@ -33,7 +33,7 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Mutate every sampled site of a real codebase (rename, add/remove/reorder a parameter, options object, return None, swap arguments) and count what the graph checks catch, with inverse controls.
+    /// Mutate every sampled site of a real codebase (rename, add/remove/reorder a parameter, options object, return None, swap arguments; invert a condition, drop a re-raise) and count what the graph checks and rules catch, with inverse controls.
     Mutate(mutate::MutateArgs),
     /// Measure webhook-to-review overhead with the offline engine.
     Bench(bench::BenchArgs),

@@ -214,6 +214,44 @@ mod tests {
         assert!(hits(&ConditionChanged, &["-    flag = verify", "+    flag = not verify"]).is_empty());
     }
 
+    /// A compound condition can only be negated whole in parentheses; that
+    /// is the same one negation (found by the mutation harness's
+    /// `invert-condition`, which no rule caught).
+    #[test]
+    fn a_compound_condition_negated_in_parentheses() {
+        assert_eq!(
+            hits(
+                &ConditionChanged,
+                &[
+                    "-    if e.errno != errno.EPIPE:",
+                    "+    if not (e.errno != errno.EPIPE):"
+                ]
+            )
+            .len(),
+            1
+        );
+        let go = ConditionChanged.check(
+            &diff("a.go", &["-\tif n > 0 && ok {", "+\tif !(n > 0 && ok) {"]),
+            Family::Go,
+        );
+        assert_eq!(go.len(), 1);
+        let js = ConditionChanged.check(
+            &diff("a.js", &["-  if (a && b) {", "+  if (!(a && b)) {"]),
+            Family::JavaScript,
+        );
+        assert_eq!(js.len(), 1);
+        // Parentheses alone change nothing.
+        assert!(hits(&ConditionChanged, &["-    if a and b:", "+    if (a and b):"]).is_empty());
+        // A negation of part of it, plus parentheses elsewhere, is a different condition.
+        assert!(
+            hits(
+                &ConditionChanged,
+                &["-    if a and b:", "+    if not (a) and (b or c):"]
+            )
+            .is_empty()
+        );
+    }
+
     #[test]
     fn a_reordered_chain_that_lost_or_gained_a_negation() {
         let js = |l: &[&str]| ConditionChanged.check(&diff("a.ts", l), Family::JavaScript);

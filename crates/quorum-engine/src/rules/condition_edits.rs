@@ -183,14 +183,39 @@ pub(super) fn became_guard_clause(h: &Hunk, n: u32) -> bool {
 static TOKEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+|!=|==|<=|>=|\S").unwrap());
 
 /// Whether `new` is `old` with exactly one negation (`not` in Python, `!`
-/// elsewhere) inserted or removed, every other token the same.
+/// elsewhere) inserted or removed, every other token the same — the negated
+/// part may be wrapped in parentheses of its own (`a and b` → `not (a and
+/// b)`, `x != y` → `!(x != y)`), as a compound condition must be.
 pub(super) fn negation_toggled(old: &str, new: &str, lang: Family) -> bool {
     let neg = if lang == Family::Python { "not" } else { "!" };
     let tokens = |s: &str| TOKEN.find_iter(s).map(|m| m.as_str().to_string()).collect::<Vec<_>>();
     let (a, b) = (tokens(old), tokens(new));
     let one_more = |long: &[String], short: &[String]| {
-        long.len() == short.len() + 1
-            && (0..long.len()).any(|i| long[i] == neg && long[..i] == short[..i] && long[i + 1..] == short[i..])
+        (0..long.len()).any(|i| {
+            if long[i] != neg || i > short.len() || long[..i] != short[..i] {
+                return false;
+            }
+            if long[i + 1..] == short[i..] {
+                return true;
+            }
+            // `neg ( … )`: the same with that pair of parentheses dropped.
+            if long.get(i + 1).map(String::as_str) != Some("(") {
+                return false;
+            }
+            let mut depth = 0;
+            let close = (i + 1..long.len()).find(|&k| {
+                match long[k].as_str() {
+                    "(" => depth += 1,
+                    ")" => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            });
+            close.is_some_and(|k| {
+                let unwrapped: Vec<&String> = long[i + 2..k].iter().chain(&long[k + 1..]).collect();
+                unwrapped.len() == short.len() - i && unwrapped.iter().zip(&short[i..]).all(|(x, y)| *x == y)
+            })
+        })
     };
     one_more(&b, &a) || one_more(&a, &b)
 }

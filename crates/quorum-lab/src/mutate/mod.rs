@@ -29,6 +29,7 @@ use serde::Serialize;
 
 mod edit;
 mod make;
+mod statements;
 
 use make::{CLASSES, Mutant, make};
 
@@ -275,12 +276,56 @@ pub fn run(args: &MutateArgs) -> anyhow::Result<MutateReport> {
         };
         classes.push(r);
     }
+    for class in statements::STATEMENT_CLASSES {
+        classes.push(statement_class(class, &files, args));
+    }
     Ok(MutateReport {
         dir: args.dir.display().to_string(),
         files: files.len(),
         seed: args.seed,
         classes,
     })
+}
+
+/// A statement class: every line where it applies, sampled; a hit is a
+/// rule's finding near the mutated line, a control finding any finding on
+/// the meaning-preserving rewrite of that line.
+fn statement_class(class: &str, files: &BTreeMap<String, String>, args: &MutateArgs) -> ClassReport {
+    let all = statements::line_sites(class, files);
+    let sites = all.len();
+    let pool = crate::sampling::stable_sample(all, args.sample, args.seed, |s: &statements::LineSite| s.key.as_str());
+    let mut r = ClassReport {
+        class: class.into(),
+        sites,
+        sampled: pool.len(),
+        ..Default::default()
+    };
+    for site in &pool {
+        r.constructed += 1;
+        if statements::about(&statements::review(files, site, &site.mutant), site) {
+            r.hits += 1;
+        } else {
+            let ext = site.path.rsplit('.').next().unwrap_or("");
+            *r.miss_reasons.entry(format!("no rule fired (.{ext})")).or_default() += 1;
+            if r.missed.len() < 10 {
+                r.missed.push(format!("{}: {}", site.key, site.mutant.trim()));
+            }
+        }
+        r.controls += 1;
+        if let Some(f) = statements::review(files, site, &site.control).first() {
+            r.control_findings += 1;
+            if r.false_positives.len() < 10 {
+                r.false_positives
+                    .push(format!("{}: {} ({}:{})", site.key, f.title, f.file, f.line));
+            }
+        }
+    }
+    r.recall = if r.constructed == 0 {
+        0.0
+    } else {
+        r.hits as f64 / r.constructed as f64
+    };
+    r
 }
 
 impl MutateReport {
