@@ -308,7 +308,7 @@ pub(super) fn uses_result(lines: &[&str], idx: usize, name: &str) -> bool {
         return false;
     }
     for l in lines.iter().skip(idx + 1).take(12) {
-        let Some(i) = word_at(l, var) else { continue };
+        let Some(i) = word_starts(l, var).next() else { continue };
         let next = l[i + var.len()..].chars().next();
         let guarded = [
             "if ",
@@ -327,20 +327,6 @@ pub(super) fn uses_result(lines: &[&str], idx: usize, name: &str) -> bool {
         return matches!(next, Some('.' | '[')) && !guarded;
     }
     false
-}
-
-/// The byte offset of `word` as a whole word in `line`.
-fn word_at(line: &str, word: &str) -> Option<usize> {
-    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-    let mut from = 0;
-    while let Some(i) = line[from..].find(word).map(|i| i + from) {
-        let end = i + word.len();
-        if !line[..i].chars().last().is_some_and(ident) && !line[end..].chars().next().is_some_and(ident) {
-            return Some(i);
-        }
-        from = end;
-    }
-    None
 }
 
 /// The definition line with its first two parameters (after a receiver)

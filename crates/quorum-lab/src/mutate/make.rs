@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 
 use quorum_core::lang::Lang;
 
-use super::Site;
 use super::edit::{
     append_arg, arg_count, body_indent, drop_last_arg, drop_last_param, find_call, guard_call, last_param_to_options,
     opens_call, optional_or_variadic, param_count, passes_positionally, rename_on, replace_line, swap_first_args,
     swap_first_params, uses_result, wrap_arg,
 };
+use super::{Site, caller_lines};
 
 /// The definition line of `site` (0-based index into the file's lines):
 /// the first line from its start that names it and opens its parameters —
@@ -73,14 +73,6 @@ fn go_shared_type(line: &str, name: &str) -> bool {
             .split(',')
             .any(|p| !p.trim().is_empty() && !p.trim().contains(' '))
     })
-}
-
-/// The text of every caller's line.
-fn caller_lines<'a>(site: &Site, files: &'a BTreeMap<String, String>) -> Vec<&'a str> {
-    site.callers
-        .iter()
-        .filter_map(|(p, l)| files.get(p)?.split('\n').nth((*l as usize).checked_sub(1)?))
-        .collect()
 }
 
 /// `swap-args`: the first two arguments swapped at one call in another
@@ -239,8 +231,8 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
                 return Err("options objects are a JavaScript/TypeScript idiom (not claimed elsewhere)".into());
             }
             let (mutated, key) = last_param_to_options(lines[at], &site.name)?;
-            let (_, open, close) = find_call(lines[at], &site.name).ok_or("a signature over several lines")?;
-            let index = lines[at][open + 1..close].split(',').count() - 1;
+            // The last parameter's place among the arguments a call passes.
+            let index = param_count(lines[at], &site.name).unwrap_or(0).saturating_sub(1);
             if !caller_lines(site, files)
                 .iter()
                 .any(|l| passes_positionally(l, &site.name, index + 1))

@@ -153,15 +153,19 @@ fn overridden(g: &Graph, site: &Site) -> Option<String> {
     None
 }
 
+/// The text of every caller's line.
+fn caller_lines<'a>(site: &Site, files: &'a BTreeMap<String, String>) -> Vec<&'a str> {
+    site.callers
+        .iter()
+        .filter_map(|(p, l)| files.get(p)?.split('\n').nth((*l as usize).checked_sub(1)?))
+        .collect()
+}
+
 /// Why a mutation drew no finding naming a caller, as a bucket the graph
 /// work can act on: how its callers reach it, and whether its class has a
 /// base the graph does not resolve (its methods may be reached through it).
 fn miss_reason(g: &Graph, site: &Site, files: &BTreeMap<String, String>) -> String {
-    let call_lines: Vec<&str> = site
-        .callers
-        .iter()
-        .filter_map(|(p, l)| files.get(p)?.split('\n').nth((*l as usize).checked_sub(1)?))
-        .collect();
+    let call_lines = caller_lines(site, files);
     let dotted = format!(".{}(", site.name);
     let through_receiver = !call_lines.is_empty() && call_lines.iter().all(|l| l.contains(&dotted));
     let unresolved_base = site
