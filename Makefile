@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: fuzz prune-cache run demo docs-check mcp-check bench-mcp bench-console console-check mutate mutate-check test-broker broker-smoke tansu tansu-sqlite chaos chaos-mock eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search test-qdrant clean-cache
+.PHONY: fuzz prune-cache run demo docs-check mcp-check bench-mcp bench-console console-check mutate mutate-check test-broker broker-smoke tansu tansu-sqlite chaos chaos-mock eval-memory eval-memory-check bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search search-check test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -206,7 +206,7 @@ eval-memory-check: build
 	python3 eval/memory/check.py $${TMPDIR:-/tmp}/quorum-memory-results.json
 	python3 -m pytest -q -p no:cacheprovider eval/memory/tests
 
-test: prune-cache deps-test deps-deploy docs-check lint unit fixture-tests deploy-check mcp-check console-check broker-smoke eval-check heldout-check mutate-check eval-memory-check
+test: prune-cache deps-test deps-deploy docs-check lint unit fixture-tests deploy-check mcp-check console-check search-check broker-smoke eval-check heldout-check mutate-check eval-memory-check
 
 # Other codebases: seeded-bug cases (eval/heldout/<pkg>, each set's README
 # says what it holds) on the released source of packages fetched from their
@@ -256,6 +256,14 @@ mutate-check: build
 	  args="$$args $$name=$$out/$$name.json"; done; \
 	python3 eval/mutations/check.py eval/mutations/baseline.json $$args
 	python3 -m pytest -q -p no:cacheprovider eval/mutations/tests
+# Retrieval quality gate: the shipped fusion on the storefront's 24
+# hand-written questions (eval/search/storefront-questions.json), in-process
+# engine and the real embedding model, held to eval/search/baseline-storefront.json
+# (MRR@10 per query group within 0.02, no more weak sparse firsts).
+search-check: build deps-test
+	$(BIN)/quorum-lab bench-retrieval --dir storefront-fixture --name storefront-questions \
+	  --questions eval/search/storefront-questions.json --check eval/search/baseline-storefront.json
+
 heldout-check: build
 	@for spec in $(HELDOUT); do \
 	  set -- $$(echo $$spec | tr : ' '); kind=$$1; pkg=$$2; ver=$$3; src=$(HELDOUT_DIR)/$$pkg-$$ver/$$4; xfail=$${5:-}; \

@@ -329,6 +329,10 @@ impl Handler for AgentHandler {
             tokens: outcome.tokens,
             model_calls: outcome.model_calls,
             tool_calls: outcome.tool_calls,
+            impact: context
+                .impact
+                .as_ref()
+                .map(|r| quorum_events::bounded_impact(&r.render(quorum_events::IMPACT_SHOWN_TOKENS))),
         };
         for (kind, n) in quorum_runtime::metrics::TOKEN_KINDS.into_iter().zip([
             result.tokens.prompt,

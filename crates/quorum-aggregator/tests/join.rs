@@ -45,6 +45,7 @@ fn result(job: &str, agent: AgentRole, findings: Vec<Finding>) -> AgentResult {
         error: None,
         tokens: Default::default(),
         model_calls: Default::default(),
+        impact: None,
     }
 }
 

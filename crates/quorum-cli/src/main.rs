@@ -322,7 +322,7 @@ async fn main() -> anyhow::Result<()> {
                 );
             }
             let store = quorum_store::connect(redis_url.as_deref(), &redis_prefix).await?;
-            let jobs = store.list_jobs(0, limit).await?;
+            let jobs = store.list_jobs(&quorum_store::RunFilter::all(), 0, limit).await?;
             if jobs.is_empty() {
                 eprintln!("no runs in this Redis (prefix `{redis_prefix}`) yet");
             }

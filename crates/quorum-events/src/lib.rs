@@ -11,7 +11,7 @@ pub mod payloads;
 pub mod topics;
 
 pub use payloads::{
-    AgentResult, AggregatedReview, CompletedReview, DecodeError, DraftDecided, DraftDecision, IndexRequested,
-    JudgedFinding, Payload, ReviewRequested, SCHEMA_VERSION,
+    AgentResult, AggregatedReview, CompletedReview, DecodeError, DraftDecided, DraftDecision, IMPACT_MAX_CHARS,
+    IMPACT_SHOWN_TOKENS, IndexRequested, JudgedFinding, Payload, ReviewRequested, SCHEMA_VERSION, bounded_impact,
 };
 pub use topics::{ConsumerGroup, Topic};

@@ -130,6 +130,47 @@ pub struct AgentResult {
     /// engine).
     #[serde(default)]
     pub tool_calls: u32,
+    /// The impact report the agent was given, rendered as in its prompt
+    /// (within [`IMPACT_SHOWN_TOKENS`]): what the operator's console shows as
+    /// "what the agents saw". Absent outside `graph_rag` or when the graph
+    /// could not be read (added without a schema bump: absent means none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impact: Option<String>,
+}
+
+/// The token budget of the impact report an agent result carries: enough
+/// for what changed, what breaks and the nearest callers, bounded so four
+/// results stay small in the store and on the bus.
+pub const IMPACT_SHOWN_TOKENS: usize = 1_500;
+
+/// The most characters an impact report may carry on the bus: a budget's
+/// worth with room for long paths. The rendering keeps every changed symbol
+/// and broken call whatever the budget, so [`bounded_impact`] cuts a report
+/// of a very large change here; a longer one on the bus is a producer's bug.
+pub const IMPACT_MAX_CHARS: usize = 4 * IMPACT_SHOWN_TOKENS * 2;
+
+/// `report` cut at a line boundary to [`IMPACT_MAX_CHARS`], saying how many
+/// lines were left out.
+pub fn bounded_impact(report: &str) -> String {
+    if report.chars().count() <= IMPACT_MAX_CHARS {
+        return report.to_string();
+    }
+    let lines: Vec<&str> = report.lines().collect();
+    // Room for the closing note.
+    let room = IMPACT_MAX_CHARS - 64;
+    let (mut out, mut used, mut kept) = (String::new(), 0, 0);
+    for line in &lines {
+        let n = line.chars().count() + 1;
+        if used + n > room {
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+        used += n;
+        kept += 1;
+    }
+    out.push_str(&format!("… {} more lines not shown", lines.len() - kept));
+    out
 }
 
 /// Token accounting by kind (F-AG-4).
@@ -166,6 +207,14 @@ impl Payload for AgentResult {
         }
         for f in &self.findings {
             f.validate()?;
+        }
+        if let Some(text) = &self.impact
+            && text.chars().count() > IMPACT_MAX_CHARS
+        {
+            return Err(format!(
+                "impact report of {} characters, over the {IMPACT_MAX_CHARS} an agent result may carry",
+                text.chars().count()
+            ));
         }
         Ok(())
     }
@@ -352,6 +401,27 @@ mod tests {
 
     /// Results from agents built before the response cache have no
     /// `model_calls`: they decode as zero calls, and new ones round-trip.
+    #[test]
+    fn an_impact_report_is_bounded_and_checked() {
+        let long: String = (0..2_000)
+            .map(|i| format!("- function `f{i}` (added) a.py:{i}-{i}\n"))
+            .collect();
+        let cut = bounded_impact(&long);
+        assert!(cut.chars().count() <= IMPACT_MAX_CHARS, "{}", cut.len());
+        assert!(cut.ends_with("more lines not shown"), "{}", &cut[cut.len() - 60..]);
+        assert!(cut.starts_with("- function `f0`"));
+        assert_eq!(bounded_impact("short\n"), "short\n", "a short report is kept whole");
+        let old =
+            br#"{"schema_version":1,"job_id":"j","agent":"static","status":"done","findings":[],"duration_ms":5}"#;
+        let mut r = AgentResult::decode(old).unwrap();
+        assert_eq!(r.impact, None, "a result from before the field has none");
+        r.impact = Some(cut);
+        assert_eq!(AgentResult::decode(&r.encode()).unwrap(), r);
+        r.impact = Some(long);
+        let err = AgentResult::decode(&r.encode()).unwrap_err();
+        assert!(err.to_string().contains("impact report of"), "{err}");
+    }
+
     #[test]
     fn model_calls_default_to_zero_and_round_trip() {
         let old = br#"{"schema_version":1,"job_id":"j","agent":"security","status":"done","findings":[],"duration_ms":5,"tokens":{"prompt":10,"cached_prompt":0,"completion":2}}"#;

@@ -4,7 +4,7 @@
 //! | route | what |
 //! |---|---|
 //! | `POST /api/reviews` | review `repo` between `base` and `head` (a PR number, or 0) |
-//! | `GET /api/runs?limit=N&offset=M` | a page of runs, newest first, with per-agent status and the total |
+//! | `GET /api/runs?limit=N&offset=M[&repo=o/n][&state=S]` | a page of runs, newest first, with per-agent status and the total; filtered by repository and state in the store |
 //! | `GET /api/runs/{job}` | one run, its request summary and its review |
 //! | `POST /api/runs/{job}/approve` · `/discard` | decide a draft review |
 //! | `POST /api/index` | request a re-index of `repo` at `ref` |
@@ -26,7 +26,7 @@ use axum::routing::{get, post};
 use quorum_core::{ContextMode, JobPolicy, Provider, PublishMode, RunState};
 use quorum_events::{DraftDecided, DraftDecision, IndexRequested, SCHEMA_VERSION};
 use quorum_runtime::BusProducer;
-use quorum_store::StateStore;
+use quorum_store::{RunFilter, StateStore};
 use serde::Deserialize;
 use serde_json::json;
 use sha2::Digest;
@@ -243,6 +243,26 @@ struct ListQuery {
     limit: Option<usize>,
     /// Runs to skip (newest first): the list is paged here, not in the page.
     offset: Option<usize>,
+    /// Only this repository's runs (`owner/name`).
+    repo: Option<String>,
+    /// Only runs in this state (`draft`: awaiting a decision).
+    state: Option<String>,
+}
+
+impl ListQuery {
+    /// The filter the query asks for; an unknown state is the caller's error
+    /// (a typo would otherwise read as "no runs").
+    fn filter(&self) -> Result<RunFilter, String> {
+        let state = match self.state.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            Some(s) => Some(s.parse::<RunState>().map_err(|e| format!("state: {e}"))?),
+            None => None,
+        };
+        let repo = self.repo.as_deref().map(str::trim).filter(|r| !r.is_empty());
+        Ok(RunFilter {
+            repo: repo.map(str::to_string),
+            state,
+        })
+    }
 }
 
 async fn list_runs(State(api): State<OperatorApi>, headers: HeaderMap, Query(q): Query<ListQuery>) -> Response {
@@ -254,7 +274,14 @@ async fn list_runs(State(api): State<OperatorApi>, headers: HeaderMap, Query(q):
         return error(StatusCode::BAD_REQUEST, format!("limit must be 1-500, got {limit}"));
     }
     let offset = q.offset.unwrap_or(0);
-    let (ids, total) = match tokio::try_join!(api.store.list_jobs(offset, limit), api.store.count_jobs()) {
+    let filter = match q.filter() {
+        Ok(f) => f,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    let (ids, total) = match tokio::try_join!(
+        api.store.list_jobs(&filter, offset, limit),
+        api.store.count_jobs(&filter)
+    ) {
         Ok(found) => found,
         Err(e) => return unavailable(e),
     };
@@ -305,7 +332,27 @@ async fn run_json(api: &OperatorApi, run: &quorum_store::RunRecord) -> serde_jso
         "pr": job.as_ref().map(|j| j.request.number),
         "title": job.as_ref().map(|j| j.request.title.clone()),
         "head_sha": job.as_ref().map(|j| j.request.head_sha.clone()),
+        "context_mode": job.as_ref().map(|j| j.request.policy.context_mode),
     })
+}
+
+/// The impact report the agents saw: the agents build it from the same graph
+/// and diff, so it is shown once, with the agents that had it. `null` when
+/// none had one (another context mode, no graph, or no results yet).
+fn impact_json(
+    results: &std::collections::BTreeMap<quorum_core::AgentRole, quorum_events::AgentResult>,
+) -> serde_json::Value {
+    let with: Vec<_> = results
+        .iter()
+        .filter_map(|(role, r)| Some((role, r.impact.as_ref()?)))
+        .collect();
+    match with.first() {
+        Some((_, text)) => json!({
+            "text": text,
+            "agents": with.iter().map(|(role, _)| role.as_str()).collect::<Vec<_>>(),
+        }),
+        None => serde_json::Value::Null,
+    }
 }
 
 async fn show_run(State(api): State<OperatorApi>, headers: HeaderMap, Path(job): Path<String>) -> Response {
@@ -325,6 +372,10 @@ async fn show_run(State(api): State<OperatorApi>, headers: HeaderMap, Path(job):
     if let Ok(Some(text)) = review {
         out["review"] = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
     }
+    out["impact"] = match api.store.get_results(&job).await {
+        Ok(results) => impact_json(&results),
+        Err(e) => return unavailable(e),
+    };
     axum::Json(out).into_response()
 }
 

@@ -8,8 +8,8 @@ use quorum_testkit::git;
 use std::sync::Arc;
 use std::time::Duration;
 
-use quorum_core::RunState;
-use quorum_events::{DraftDecided, DraftDecision, IndexRequested, Payload, ReviewRequested, Topic};
+use quorum_core::{AgentRole, AgentStatus, RunState};
+use quorum_events::{AgentResult, DraftDecided, DraftDecision, IndexRequested, Payload, ReviewRequested, Topic};
 use quorum_gateway::{GatewayConfig, start};
 use quorum_runtime::{CancellationToken, ServiceContext};
 use quorum_scm::{LocalGit, LocalRepos};
@@ -198,6 +198,80 @@ async fn operators_trigger_inspect_decide_and_reindex() {
     assert_eq!(s, 202, "{b}");
     // The gateway applied nothing: the draft is still there for the publisher.
     assert!(store.get_draft("drafted").await.unwrap().is_some());
+
+    // Filters, applied by the store: a state, a repository, both; an unknown
+    // state is an error, not an empty list.
+    let ids = |b: &serde_json::Value| -> Vec<String> {
+        b["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["job_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for (query, want, total) in [
+        ("state=draft", vec!["drafted"], 1),
+        ("repo=acme/shop", vec![job.as_str()], 1),
+        ("repo=octo/shop&state=draft", vec!["drafted"], 1),
+        ("repo=acme/shop&state=draft", vec![], 0),
+        ("state=queued", vec![job.as_str()], 1),
+    ] {
+        let (s, b) = call(&c, Method::GET, format!("{base}/api/runs?{query}"), Some(TOKEN), None).await;
+        assert_eq!(s, 200, "{query}: {b}");
+        assert_eq!(ids(&b), want, "{query}: {b}");
+        assert_eq!(b["total"], total, "{query}: {b}");
+    }
+    let (s, b) = call(
+        &c,
+        Method::GET,
+        format!("{base}/api/runs?state=drafts"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(s, 400, "{b}");
+    assert!(
+        b["error"].as_str().unwrap().contains("unknown run state `drafts`"),
+        "{b}"
+    );
+
+    // The impact report the agents saw: shown once, with the agents that had it.
+    let (_, b) = call(&c, Method::GET, format!("{base}/api/runs/{job}"), Some(TOKEN), None).await;
+    assert_eq!(b["impact"], serde_json::Value::Null, "no results, no report: {b}");
+    assert_eq!(b["context_mode"], "graph_rag", "{b}");
+    for (role, impact) in [
+        (AgentRole::Static, None),
+        (
+            AgentRole::Reviewer,
+            Some("## Impact report\n- function `f` (modified) app.py:1-2"),
+        ),
+        (
+            AgentRole::Security,
+            Some("## Impact report\n- function `f` (modified) app.py:1-2"),
+        ),
+    ] {
+        let result = AgentResult {
+            schema_version: quorum_events::SCHEMA_VERSION,
+            job_id: "drafted".into(),
+            agent: role,
+            status: AgentStatus::Done,
+            findings: vec![],
+            duration_ms: 1,
+            error: None,
+            tokens: Default::default(),
+            model_calls: Default::default(),
+            tool_calls: 0,
+            impact: impact.map(str::to_string),
+        };
+        store.put_result(&result).await.unwrap();
+    }
+    let (_, b) = call(&c, Method::GET, format!("{base}/api/runs/drafted"), Some(TOKEN), None).await;
+    assert_eq!(
+        b["impact"]["agents"],
+        serde_json::json!(["reviewer", "security"]),
+        "{b}"
+    );
+    assert!(b["impact"]["text"].as_str().unwrap().contains("`f` (modified)"), "{b}");
 
     // Re-index.
     let (s, b) = call(

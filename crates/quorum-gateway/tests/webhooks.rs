@@ -121,7 +121,13 @@ async fn bad_requests_are_refused_and_nothing_is_enqueued() {
     // A commit the repository does not have: the change cannot be reviewed.
     let unknown = opened(&s.base, "0123456789abcdef0123456789abcdef01234567");
     assert_eq!(signed(s.addr, "pull_request", unknown).await.0, 422);
-    assert!(s.store.list_jobs(0, 10).await.unwrap().is_empty());
+    assert!(
+        s.store
+            .list_jobs(&quorum_store::RunFilter::all(), 0, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert!(requests(&s.ctx).await.is_empty());
 }
 
@@ -141,7 +147,13 @@ async fn ping_and_unhandled_events_are_acknowledged() {
     .unwrap();
     let (status, body) = signed(s.addr, "pull_request", closed).await;
     assert_eq!((status, body["action"].as_str()), (202, Some("closed")));
-    assert!(s.store.list_jobs(0, 10).await.unwrap().is_empty());
+    assert!(
+        s.store
+            .list_jobs(&quorum_store::RunFilter::all(), 0, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let metrics = reqwest::get(format!("http://{}/metrics", s.addr))
         .await
         .unwrap()

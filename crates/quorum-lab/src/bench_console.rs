@@ -1,8 +1,9 @@
 //! `quorum-lab bench-console`: how the console's run list behaves as the store
 //! grows. Seeds a Redis with N runs, starts the gateway (operator API) on
 //! it, and times the page the console polls (`/api/runs?limit=100`) at the
-//! newest runs and at the oldest, at 100 runs and at N, in one process, so
-//! the figure is a ratio on one machine rather than an absolute claim.
+//! newest runs and at the oldest, at 100 runs and at N, unfiltered and
+//! filtered to drafts (one run in ten), in one process, so the figure is a
+//! ratio on one machine rather than an absolute claim.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,6 +33,8 @@ pub struct BenchConsoleArgs {
 #[derive(Debug, serde::Serialize)]
 pub struct PageTiming {
     pub runs_in_store: usize,
+    /// The list's query filter (`state=draft`), empty for every run.
+    pub filter: String,
     pub offset: usize,
     pub p50_ms: f64,
     pub p99_ms: f64,
@@ -63,12 +66,21 @@ fn job(i: usize) -> JobRecord {
     }
 }
 
-async fn time_page(client: &reqwest::Client, base: &str, offset: usize, requests: usize) -> anyhow::Result<(f64, f64)> {
+/// One run in this many is a draft awaiting a decision.
+const DRAFT_EVERY: usize = 10;
+
+async fn time_page(
+    client: &reqwest::Client,
+    base: &str,
+    filter: &str,
+    offset: usize,
+    requests: usize,
+) -> anyhow::Result<(f64, f64)> {
     let mut ms = vec![];
     for _ in 0..requests {
         let t = Instant::now();
         let r = client
-            .get(format!("{base}/api/runs?limit={PAGE}&offset={offset}"))
+            .get(format!("{base}/api/runs?limit={PAGE}&offset={offset}&{filter}"))
             .bearer_auth(TOKEN)
             .send()
             .await?;
@@ -85,7 +97,11 @@ async fn time_page(client: &reqwest::Client, base: &str, offset: usize, requests
 }
 
 pub async fn run(args: BenchConsoleArgs) -> anyhow::Result<Vec<PageTiming>> {
-    anyhow::ensure!(args.runs >= 2 * PAGE, "--runs must be at least {}", 2 * PAGE);
+    anyhow::ensure!(
+        args.runs >= DRAFT_EVERY * PAGE,
+        "--runs must be at least {} (a full page of drafts)",
+        DRAFT_EVERY * PAGE
+    );
     let prefix = format!("bench-console-{}:", uuid::Uuid::new_v4().simple());
     let store = quorum_store::connect(Some(&args.redis_url), &prefix)
         .await
@@ -104,19 +120,29 @@ pub async fn run(args: BenchConsoleArgs) -> anyhow::Result<Vec<PageTiming>> {
     let client = reqwest::Client::builder().timeout(Duration::from_secs(30)).build()?;
     let mut out = vec![];
     let mut seeded = 0;
-    for size in [2 * PAGE, args.runs] {
+    for size in [DRAFT_EVERY * PAGE, args.runs] {
         while seeded < size {
-            store.put_job(&job(seeded)).await?;
+            let j = job(seeded);
+            store.put_job(&j).await?;
+            if seeded % DRAFT_EVERY == 0 {
+                store
+                    .set_run_state(&j.request.job_id, quorum_core::RunState::Draft, None)
+                    .await?;
+            }
             seeded += 1;
         }
-        for offset in [0, size - PAGE] {
-            let (p50_ms, p99_ms) = time_page(&client, &base, offset, args.requests).await?;
-            out.push(PageTiming {
-                runs_in_store: size,
-                offset,
-                p50_ms,
-                p99_ms,
-            });
+        let drafts = size.div_ceil(DRAFT_EVERY);
+        for (filter, matching) in [("", size), ("state=draft", drafts)] {
+            for offset in [0, matching - PAGE] {
+                let (p50_ms, p99_ms) = time_page(&client, &base, filter, offset, args.requests).await?;
+                out.push(PageTiming {
+                    runs_in_store: size,
+                    filter: filter.to_string(),
+                    offset,
+                    p50_ms,
+                    p99_ms,
+                });
+            }
         }
     }
     fleet.stop().await?;

@@ -43,6 +43,13 @@ pub struct BenchRetrievalArgs {
     pub max_queries: usize,
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// A report to hold the shipped fusion to (`make search-check`): each
+    /// query group's MRR@10 may fall at most `--tolerance` below it, and no
+    /// more weak sparse matches may come first.
+    #[arg(long)]
+    pub check: Option<PathBuf>,
+    #[arg(long, default_value_t = 0.02)]
+    pub tolerance: f64,
     #[command(flatten)]
     pub search: SearchArgs,
 }
@@ -68,7 +75,7 @@ struct QuestionFile {
 }
 
 /// One method's figures on one group of queries.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Figures {
     pub queries: usize,
     pub mrr10: f64,
@@ -93,6 +100,51 @@ pub struct RetrievalReport {
     pub results: BTreeMap<String, BTreeMap<String, Figures>>,
     pub shipped: String,
     pub build_profile: &'static str,
+}
+
+/// What a gate reads of an earlier report.
+#[derive(Debug, Deserialize)]
+pub struct Baseline {
+    pub results: BTreeMap<String, BTreeMap<String, Figures>>,
+    pub shipped: String,
+}
+
+/// Holds the shipped fusion of `report` to `baseline`'s shipped fusion, group
+/// by group: the lines that fail (empty: it holds). A group missing from
+/// either side fails too: the query set changed, so the baseline must be
+/// regenerated on purpose, not drift.
+pub fn check(report: &RetrievalReport, baseline: &Baseline, tolerance: f64) -> Vec<String> {
+    let mut failures = vec![];
+    let groups: std::collections::BTreeSet<&String> = report.results.keys().chain(baseline.results.keys()).collect();
+    for g in groups {
+        let now = report.results.get(g).and_then(|m| m.get(&report.shipped));
+        let then = baseline.results.get(g).and_then(|m| m.get(&baseline.shipped));
+        match (now, then) {
+            (Some(now), Some(then)) => {
+                if now.queries != then.queries {
+                    failures.push(format!(
+                        "{g}: {} queries, the baseline has {}",
+                        now.queries, then.queries
+                    ));
+                }
+                if now.mrr10 < then.mrr10 - tolerance {
+                    failures.push(format!(
+                        "{g}: MRR@10 {:.3} with {}, below the baseline's {:.3} ({}) by more than {tolerance}",
+                        now.mrr10, report.shipped, then.mrr10, baseline.shipped
+                    ));
+                }
+                if now.weak_sparse_firsts > then.weak_sparse_firsts {
+                    failures.push(format!(
+                        "{g}: {} weak sparse matches ranked first, the baseline had {}",
+                        now.weak_sparse_firsts, then.weak_sparse_firsts
+                    ));
+                }
+            }
+            (None, _) => failures.push(format!("{g}: in the baseline, not in this run")),
+            (_, None) => failures.push(format!("{g}: in this run, not in the baseline")),
+        }
+    }
+    failures
 }
 
 /// A query's outcome under one method: the rank of the first right hit in
@@ -295,4 +347,66 @@ pub fn table(r: &RetrievalReport) -> String {
         out.push_str(&format!(" {weak} |\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(shipped: &str, groups: &[(&str, f64, usize)]) -> RetrievalReport {
+        RetrievalReport {
+            corpus: "c".into(),
+            model: "m".into(),
+            files: 1,
+            chunks: 1,
+            index_secs: 0.0,
+            docstrings_removed: 0,
+            results: groups
+                .iter()
+                .map(|(g, mrr10, weak)| {
+                    let f = Figures {
+                        queries: 8,
+                        mrr10: *mrr10,
+                        weak_sparse_firsts: *weak,
+                        ..Default::default()
+                    };
+                    (g.to_string(), BTreeMap::from([(shipped.to_string(), f)]))
+                })
+                .collect(),
+            shipped: shipped.into(),
+            build_profile: "debug",
+        }
+    }
+
+    fn baseline(r: &RetrievalReport) -> Baseline {
+        serde_json::from_str(&serde_json::to_string(r).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_gate_holds_within_tolerance_and_fails_past_it() {
+        let base = baseline(&report("f", &[("question/dev", 0.70, 0), ("identifier/test", 0.80, 1)]));
+        assert!(
+            check(
+                &report("f", &[("question/dev", 0.69, 0), ("identifier/test", 0.85, 1)]),
+                &base,
+                0.02
+            )
+            .is_empty()
+        );
+        let drop = check(
+            &report("f", &[("question/dev", 0.60, 0), ("identifier/test", 0.80, 1)]),
+            &base,
+            0.02,
+        );
+        assert_eq!(drop.len(), 1, "{drop:?}");
+        assert!(drop[0].starts_with("question/dev: MRR@10 0.600"), "{drop:?}");
+        let weak = check(
+            &report("f", &[("question/dev", 0.70, 2), ("identifier/test", 0.80, 1)]),
+            &base,
+            0.02,
+        );
+        assert!(weak[0].contains("2 weak sparse matches"), "{weak:?}");
+        let missing = check(&report("f", &[("question/dev", 0.70, 0)]), &base, 0.02);
+        assert_eq!(missing, ["identifier/test: in the baseline, not in this run"]);
+    }
 }

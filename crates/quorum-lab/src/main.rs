@@ -2,6 +2,7 @@
 //! Every command here is what a `make` target runs; the operator CLI is
 //! `quorum`.
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 use quorum_lab::{
     bench, bench_console, bench_index, bench_retrieval, bench_search, eval, judge_cmd, memory_eval, mutate,
@@ -104,11 +105,32 @@ async fn main() -> anyhow::Result<()> {
         Command::BenchRetrieval(args) => {
             quiet_logs();
             let out = args.out.clone();
+            let gate = args.check.clone().map(|p| (p, args.tolerance));
             let r = bench_retrieval::run(args).await?;
             if let Some(p) = out {
                 std::fs::write(&p, format!("{}\n", serde_json::to_string_pretty(&r)?))?;
             }
             println!("{}", bench_retrieval::table(&r));
+            if let Some((path, tolerance)) = gate {
+                let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+                let baseline: bench_retrieval::Baseline =
+                    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+                let failures = bench_retrieval::check(&r, &baseline, tolerance);
+                for f in &failures {
+                    eprintln!("search-check: {f}");
+                }
+                anyhow::ensure!(
+                    failures.is_empty(),
+                    "retrieval fell below {} ({} groups)",
+                    path.display(),
+                    failures.len()
+                );
+                eprintln!(
+                    "search-check: OK: {} holds {} within {tolerance}",
+                    r.shipped,
+                    path.display()
+                );
+            }
         }
     }
     Ok(())

@@ -18,7 +18,7 @@ use quorum_core::{AgentRole, AgentStatus, RunState};
 use quorum_events::AgentResult;
 
 pub use memory::MemoryStore;
-pub use model::{Claim, JobRecord, RunRecord};
+pub use model::{Claim, JobRecord, RunFilter, RunRecord};
 pub use redis_store::RedisStore;
 
 /// A fresh lease-holder name, unique across processes and hosts (a pid alone
@@ -58,11 +58,12 @@ pub trait StateStore: Send + Sync + 'static {
     /// Stores a job; its run starts `queued` with every expected agent `pending`.
     async fn put_job(&self, job: &JobRecord) -> Result<()>;
     async fn get_job(&self, job_id: &str) -> Result<Option<JobRecord>>;
-    /// Most recent jobs first: `limit` of them after skipping `offset`
-    /// (a page of the run list; cost independent of how many there are).
-    async fn list_jobs(&self, offset: usize, limit: usize) -> Result<Vec<String>>;
-    /// How many jobs the store holds (the run list's total).
-    async fn count_jobs(&self) -> Result<usize>;
+    /// Most recent jobs first among those `filter` admits: `limit` of them
+    /// after skipping `offset` (a page of the run list; cost independent of
+    /// how many there are, filtered or not).
+    async fn list_jobs(&self, filter: &RunFilter, offset: usize, limit: usize) -> Result<Vec<String>>;
+    /// How many jobs `filter` admits (the run list's total).
+    async fn count_jobs(&self, filter: &RunFilter) -> Result<usize>;
 
     /// Run state; `reason` is kept for `failed`.
     async fn set_run_state(&self, job_id: &str, state: RunState, reason: Option<&str>) -> Result<()>;

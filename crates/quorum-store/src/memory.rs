@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use quorum_core::{AgentRole, AgentStatus, RunState};
 use quorum_events::AgentResult;
 
-use crate::{Claim, JobRecord, Result, RunRecord, StateStore};
+use crate::{Claim, JobRecord, Result, RunFilter, RunRecord, StateStore};
 
 #[derive(Default)]
 struct Inner {
@@ -28,6 +28,17 @@ struct Inner {
     branch_graphs: HashMap<(String, String), String>,
     memory: HashMap<String, String>,
     memory_matches: HashMap<String, BTreeMap<String, String>>,
+}
+
+impl Inner {
+    /// Whether the run list's `filter` admits job `id` (a scan: the
+    /// in-memory store holds one process's runs).
+    fn admits(&self, filter: &RunFilter, id: &str) -> bool {
+        match (self.jobs.get(id), self.runs.get(id)) {
+            (Some(job), Some(run)) => filter.admits(&job.request.repo.full_name, run.state),
+            _ => false,
+        }
+    }
 }
 
 /// A store in a mutex: each operation is atomic, like its Redis counterpart.
@@ -92,16 +103,16 @@ impl StateStore for MemoryStore {
         self.with(|s| s.jobs.get(job_id).cloned())
     }
 
-    async fn list_jobs(&self, offset: usize, limit: usize) -> Result<Vec<String>> {
+    async fn list_jobs(&self, filter: &RunFilter, offset: usize, limit: usize) -> Result<Vec<String>> {
         self.with(|s| {
-            let mut o = s.order.clone();
+            let mut o: Vec<_> = s.order.iter().filter(|(_, id)| s.admits(filter, id)).cloned().collect();
             o.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
             o.into_iter().skip(offset).take(limit).map(|(_, id)| id).collect()
         })
     }
 
-    async fn count_jobs(&self) -> Result<usize> {
-        self.with(|s| s.order.len())
+    async fn count_jobs(&self, filter: &RunFilter) -> Result<usize> {
+        self.with(|s| s.order.iter().filter(|(_, id)| s.admits(filter, id)).count())
     }
 
     async fn set_run_state(&self, job_id: &str, state: RunState, reason: Option<&str>) -> Result<()> {

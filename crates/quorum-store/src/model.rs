@@ -34,6 +34,27 @@ pub struct RunRecord {
     pub timeline: BTreeMap<String, u64>,
 }
 
+/// Which runs a page of the run list holds: every run, one repository's,
+/// the runs in one state, or both. Applied by the store (an index per
+/// filter), so a filtered page costs what an unfiltered one does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunFilter {
+    /// `owner/name`, exactly.
+    pub repo: Option<String>,
+    pub state: Option<RunState>,
+}
+
+impl RunFilter {
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    /// Whether a run of `repo` in `state` passes.
+    pub fn admits(&self, repo: &str, state: RunState) -> bool {
+        self.repo.as_deref().is_none_or(|r| r == repo) && self.state.is_none_or(|s| s == state)
+    }
+}
+
 /// Now, in Unix ms (when a run enters a state).
 pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now()

@@ -6,7 +6,8 @@
 //! | `{p}dedupe:{key}` | string | job id holding a dedupe claim (`SET NX`) |
 //! | `{p}job:{id}` | string | the job record, JSON |
 //! | `{p}jobs` | zset | job ids scored by creation time |
-//! | `{p}run:{id}` | hash | `state`, `reason`, `agent:{role}` |
+//! | `{p}jobs:repo:{repo}`, `{p}jobs:state:{state}`, `{p}jobs:repo-state:{repo}:{state}` | zset | the same, per filter of the run list |
+//! | `{p}run:{id}` | hash | `state`, `repo`, `reason`, `agent:{role}`, `at:{state}` |
 //! | `{p}results:{id}` | hash | agent → result JSON (`HSETNX`) |
 //! | `{p}guard:{name}` | string | once-only guard (`SET NX`) |
 //! | `{p}lease:{name}` | string | the holder of a lease that lapses (`SET PX` in a script: free or the same holder) |
@@ -24,7 +25,32 @@ use quorum_events::AgentResult;
 use redis::AsyncCommands;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
-use crate::{Claim, JobRecord, Result, RunRecord, StateStore, StoreError};
+use crate::{Claim, JobRecord, Result, RunFilter, RunRecord, StateStore, StoreError};
+
+/// Moves a run to a state and its job id between the per-state indexes of
+/// the run list, in one step: the old state is read here, so two services
+/// setting states concurrently cannot leave the id in two state indexes.
+/// `ARGV[3]` empty re-indexes the current state (a job just stored).
+/// Keys are built in the script from the prefix: one server, not a cluster.
+const SET_STATE: &str = r#"
+local p, id, new = ARGV[1], ARGV[2], ARGV[3]
+local run = p .. 'run:' .. id
+local old = redis.call('HGET', run, 'state')
+local repo = redis.call('HGET', run, 'repo')
+if new == '' then new = old end
+if not new then return 0 end
+if old and old ~= new then
+  redis.call('ZREM', p .. 'jobs:state:' .. old, id)
+  if repo then redis.call('ZREM', p .. 'jobs:repo-state:' .. repo .. ':' .. old, id) end
+end
+redis.call('HSET', run, 'state', new)
+local score = redis.call('ZSCORE', p .. 'jobs', id)
+if score then
+  redis.call('ZADD', p .. 'jobs:state:' .. new, score, id)
+  if repo then redis.call('ZADD', p .. 'jobs:repo-state:' .. repo .. ':' .. new, score, id) end
+end
+return 1
+"#;
 
 /// How long one command may wait for its reply. The client's default (500 ms)
 /// failed the gateway's dedupe claims with "timed out" under a burst of 200
@@ -64,6 +90,28 @@ impl RedisStore {
 
     fn c(&self) -> ConnectionManager {
         self.conn.clone()
+    }
+
+    /// The zset of job ids a filter of the run list reads.
+    fn index(&self, filter: &RunFilter) -> String {
+        match (&filter.repo, filter.state) {
+            (None, None) => self.k(&["jobs"]),
+            (Some(r), None) => self.k(&["jobs", "repo", r]),
+            (None, Some(s)) => self.k(&["jobs", "state", s.as_str()]),
+            (Some(r), Some(s)) => self.k(&["jobs", "repo-state", r, s.as_str()]),
+        }
+    }
+
+    /// [`SET_STATE`]: `None` re-indexes the state the run is in.
+    async fn set_state(&self, job_id: &str, state: Option<RunState>) -> Result<()> {
+        static SCRIPT: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| redis::Script::new(SET_STATE));
+        let _: i64 = SCRIPT
+            .arg(&self.prefix)
+            .arg(job_id)
+            .arg(state.map(|s| s.as_str()).unwrap_or(""))
+            .invoke_async(&mut self.c())
+            .await?;
+        Ok(())
     }
 }
 
@@ -112,13 +160,21 @@ impl StateStore for RedisStore {
         pipe.atomic()
             .set(self.k(&["job", id]), json(job))
             .zadd(self.k(&["jobs"]), id, job.created_ms)
+            .zadd(
+                self.k(&["jobs", "repo", &job.request.repo.full_name]),
+                id,
+                job.created_ms,
+            )
+            .hset(&run, "repo", &job.request.repo.full_name)
             .hset_nx(&run, "state", RunState::Queued.as_str())
             .hset_nx(&run, "at:queued", job.created_ms);
         for a in &job.request.policy.agents {
             pipe.hset_nx(&run, format!("agent:{a}"), AgentStatus::Pending.as_str());
         }
         let _: () = pipe.query_async(&mut self.c()).await?;
-        Ok(())
+        // Into the state index of whatever state the run is in (a job stored
+        // again after it moved on stays where it is).
+        self.set_state(id, None).await
     }
 
     async fn get_job(&self, job_id: &str) -> Result<Option<JobRecord>> {
@@ -127,23 +183,23 @@ impl StateStore for RedisStore {
         v.map(|s| parse(&k, &s)).transpose()
     }
 
-    async fn list_jobs(&self, offset: usize, limit: usize) -> Result<Vec<String>> {
+    async fn list_jobs(&self, filter: &RunFilter, offset: usize, limit: usize) -> Result<Vec<String>> {
         if limit == 0 {
             return Ok(vec![]);
         }
         // ZREVRANGE is O(log N + limit): a deep page costs what the first does.
         let (start, stop) = (offset as isize, (offset + limit) as isize - 1);
-        Ok(self.c().zrevrange(self.k(&["jobs"]), start, stop).await?)
+        Ok(self.c().zrevrange(self.index(filter), start, stop).await?)
     }
 
-    async fn count_jobs(&self) -> Result<usize> {
-        Ok(self.c().zcard(self.k(&["jobs"])).await?)
+    async fn count_jobs(&self, filter: &RunFilter) -> Result<usize> {
+        Ok(self.c().zcard(self.index(filter)).await?)
     }
 
     async fn set_run_state(&self, job_id: &str, state: RunState, reason: Option<&str>) -> Result<()> {
+        self.set_state(job_id, Some(state)).await?;
         let k = self.k(&["run", job_id]);
         let mut pipe = redis::pipe();
-        pipe.hset(&k, "state", state.as_str());
         // The first time the run enters the state (a retry re-entering it
         // keeps the first).
         pipe.hset_nx(&k, format!("at:{}", state.as_str()), crate::model::now_ms());

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use quorum_core::{AgentRole, AgentStatus, RunState};
 use quorum_events::AgentResult;
-use quorum_store::{Claim, JobRecord, Result, RunRecord, StateStore};
+use quorum_store::{Claim, JobRecord, Result, RunFilter, RunRecord, StateStore};
 
 /// Wraps a store; [`FaultyStore::fail`] arms failures by operation name
 /// (the trait method's name, e.g. `"release_lease"`).
@@ -70,8 +70,8 @@ delegate! {
     fn release_dedupe(&self, dedupe_key: &str) -> Result<()>;
     fn put_job(&self, job: &JobRecord) -> Result<()>;
     fn get_job(&self, job_id: &str) -> Result<Option<JobRecord>>;
-    fn list_jobs(&self, offset: usize, limit: usize) -> Result<Vec<String>>;
-    fn count_jobs(&self) -> Result<usize>;
+    fn list_jobs(&self, filter: &RunFilter, offset: usize, limit: usize) -> Result<Vec<String>>;
+    fn count_jobs(&self, filter: &RunFilter) -> Result<usize>;
     fn set_run_state(&self, job_id: &str, state: RunState, reason: Option<&str>) -> Result<()>;
     fn set_agent_status(&self, job_id: &str, agent: AgentRole, status: AgentStatus) -> Result<()>;
     fn get_run(&self, job_id: &str) -> Result<Option<RunRecord>>;

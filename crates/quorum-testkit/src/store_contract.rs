@@ -8,7 +8,7 @@ use std::sync::Arc;
 use quorum_core::{AgentRole, AgentStatus, JobPolicy, Provider, RepoRef, ReviewRequest, RunState};
 use quorum_events::{AgentResult, SCHEMA_VERSION};
 
-use quorum_store::{Claim, JobRecord, StateStore};
+use quorum_store::{Claim, JobRecord, RunFilter, StateStore};
 
 /// A job record for contract tests.
 pub fn sample_job(job_id: &str, created_ms: u64) -> JobRecord {
@@ -45,6 +45,7 @@ fn result(job_id: &str, agent: AgentRole, duration_ms: u64) -> AgentResult {
         error: None,
         tokens: Default::default(),
         model_calls: Default::default(),
+        impact: None,
     }
 }
 
@@ -52,6 +53,7 @@ fn result(job_id: &str, agent: AgentRole, duration_ms: u64) -> AgentResult {
 pub async fn run_all(store: &dyn StateStore) {
     dedupe(store).await;
     jobs_and_runs(store).await;
+    filtered_run_list(store).await;
     results_are_write_once(store).await;
     guards(store).await;
     leases(store).await;
@@ -143,22 +145,23 @@ async fn dedupe(store: &dyn StateStore) {
 }
 
 async fn jobs_and_runs(store: &dyn StateStore) {
+    let all = RunFilter::all();
     assert!(store.get_job("nope").await.unwrap().is_none());
     assert!(store.get_run("nope").await.unwrap().is_none());
     store.put_job(&sample_job("j1", 100)).await.unwrap();
     store.put_job(&sample_job("j2", 200)).await.unwrap();
     assert_eq!(store.get_job("j1").await.unwrap().unwrap(), sample_job("j1", 100));
-    let ids = store.list_jobs(0, 10).await.unwrap();
+    let ids = store.list_jobs(&all, 0, 10).await.unwrap();
     let pos = |id: &str| ids.iter().position(|x| x == id).unwrap();
     assert!(pos("j2") < pos("j1"), "newest first: {ids:?}");
-    assert_eq!(store.list_jobs(0, 1).await.unwrap(), vec!["j2".to_string()]);
+    assert_eq!(store.list_jobs(&all, 0, 1).await.unwrap(), vec!["j2".to_string()]);
     assert_eq!(
-        store.list_jobs(1, 1).await.unwrap(),
+        store.list_jobs(&all, 1, 1).await.unwrap(),
         vec!["j1".to_string()],
         "the second page"
     );
-    assert!(store.list_jobs(2, 5).await.unwrap().is_empty(), "past the end");
-    assert_eq!(store.count_jobs().await.unwrap(), 2);
+    assert!(store.list_jobs(&all, 2, 5).await.unwrap().is_empty(), "past the end");
+    assert_eq!(store.count_jobs(&all).await.unwrap(), 2);
 
     let run = store.get_run("j1").await.unwrap().unwrap();
     assert_eq!(run.state, RunState::Queued);
@@ -189,6 +192,71 @@ async fn jobs_and_runs(store: &dyn StateStore) {
     // Storing the job again (a redelivered intake) does not reset its run.
     store.put_job(&sample_job("j1", 100)).await.unwrap();
     assert_eq!(store.get_run("j1").await.unwrap().unwrap().state, RunState::Failed);
+}
+
+/// The run list filtered by repository and state, paged by the store: each
+/// filter sees exactly its runs, newest first, and a run that changes state
+/// leaves the old state's list.
+async fn filtered_run_list(store: &dyn StateStore) {
+    let job = |id: &str, ms: u64, repo: &str| {
+        let mut j = sample_job(id, ms);
+        j.request.repo.full_name = repo.into();
+        j
+    };
+    for (id, ms, repo) in [
+        ("f1", 1_000, "a/x"),
+        ("f2", 2_000, "b/y"),
+        ("f3", 3_000, "a/x"),
+        ("f4", 4_000, "a/x"),
+    ] {
+        store.put_job(&job(id, ms, repo)).await.unwrap();
+    }
+    store.set_run_state("f1", RunState::Draft, None).await.unwrap();
+    store.set_run_state("f2", RunState::Draft, None).await.unwrap();
+    store.set_run_state("f3", RunState::Running, None).await.unwrap();
+    store.set_run_state("f3", RunState::Draft, None).await.unwrap();
+    let filter = |repo: Option<&str>, state: Option<RunState>| RunFilter {
+        repo: repo.map(str::to_string),
+        state,
+    };
+    let page = async |f: &RunFilter, offset, limit| store.list_jobs(f, offset, limit).await.unwrap();
+    let in_ax = filter(Some("a/x"), None);
+    assert_eq!(
+        page(&in_ax, 0, 10).await,
+        ["f4", "f3", "f1"],
+        "one repository, newest first"
+    );
+    assert_eq!(store.count_jobs(&in_ax).await.unwrap(), 3);
+    assert_eq!(page(&in_ax, 1, 1).await, ["f3"], "a page of one repository");
+    let drafts = filter(None, Some(RunState::Draft));
+    let ids = page(&drafts, 0, 100).await;
+    assert!(
+        ids.iter().filter(|i| i.starts_with('f')).eq(["f3", "f2", "f1"].iter()),
+        "drafts of every repository: {ids:?}"
+    );
+    let ax_drafts = filter(Some("a/x"), Some(RunState::Draft));
+    assert_eq!(page(&ax_drafts, 0, 10).await, ["f3", "f1"]);
+    assert_eq!(store.count_jobs(&ax_drafts).await.unwrap(), 2);
+    assert!(
+        page(&filter(Some("a/x"), Some(RunState::Running)), 0, 10)
+            .await
+            .is_empty(),
+        "f3 left `running` when it became a draft"
+    );
+    // A decision moves the run out of the drafts; storing a job again keeps
+    // it where its run is.
+    store.set_run_state("f1", RunState::Discarded, None).await.unwrap();
+    store.put_job(&job("f1", 1_000, "a/x")).await.unwrap();
+    assert_eq!(page(&ax_drafts, 0, 10).await, ["f3"]);
+    assert_eq!(
+        page(&filter(Some("a/x"), Some(RunState::Discarded)), 0, 10).await,
+        ["f1"]
+    );
+    assert_eq!(page(&filter(Some("a/x"), Some(RunState::Queued)), 0, 10).await, ["f4"]);
+    assert!(
+        page(&filter(Some("c/z"), None), 0, 10).await.is_empty(),
+        "an unknown repository"
+    );
 }
 
 async fn results_are_write_once(store: &dyn StateStore) {

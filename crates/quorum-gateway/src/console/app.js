@@ -184,22 +184,21 @@ async function replay(partition, offset) {
   }
 }
 
-function matches(run) {
+// The filters as the gateway's query: the store keeps an index per
+// repository and state, so a filtered page is paged like the whole list.
+function filterQuery() {
   const repo = $("f-repo").value.trim();
-  const state = $("f-state").value;
-  if (repo && !(run.repo || "").includes(repo)) return false;
-  if (state && run.state !== state) return false;
-  if ($("f-drafts").checked && run.state !== "draft") return false;
-  return true;
+  const state = $("f-drafts").checked ? "draft" : $("f-state").value;
+  return (repo ? "&repo=" + encodeURIComponent(repo) : "") + (state ? "&state=" + encodeURIComponent(state) : "");
 }
 
 // The run list is paged by the gateway (newest first), so a store with
-// thousands of runs costs one page per poll; the filters apply to the page.
+// thousands of runs costs one page per poll, filtered or not.
 const PAGE = 100;
 let offset = 0;
 
 async function loadRuns() {
-  const { runs, total } = await api("/api/runs?limit=" + PAGE + "&offset=" + offset);
+  const { runs, total } = await api("/api/runs?limit=" + PAGE + "&offset=" + offset + filterQuery());
   if (offset > 0 && offset >= total) {
     offset = Math.max(0, total - PAGE);
     return loadRuns();
@@ -210,8 +209,7 @@ async function loadRuns() {
   const tbody = $("runs").tBodies[0];
   clear(tbody);
   if (runs.length && runs[0].repo) lastRepo = runs[0].repo;
-  const shown = runs.filter(matches);
-  for (const run of shown) {
+  for (const run of runs) {
     const tr = document.createElement("tr");
     tr.className = "run";
     tr.dataset.job = run.job_id;
@@ -226,7 +224,8 @@ async function loadRuns() {
     tr.addEventListener("click", () => openRun(run.job_id));
     tbody.appendChild(tr);
   }
-  $("runs-empty").hidden = shown.length > 0;
+  $("runs-empty").hidden = runs.length > 0;
+  $("runs-empty").textContent = filterQuery() ? "No runs match these filters." : "No runs yet.";
   $("updated").textContent = "updated " + new Date().toLocaleTimeString();
 }
 
@@ -334,7 +333,23 @@ async function loadRun(job) {
     cell(tr, reason, "reason");
     rejected.appendChild(tr);
   }
+  impact(run);
   return run;
+}
+
+// The impact report the agents were given (graph_rag): what changed, the
+// calls it breaks, callers and tests, as in their prompts.
+function impact(run) {
+  const shown = run.impact;
+  $("impact").hidden = !shown;
+  $("impact").textContent = shown ? shown.text : "";
+  if (shown) {
+    $("impact-note").textContent = "The impact report from the code graph, as given to: " + shown.agents.join(", ") + ".";
+  } else if (run.context_mode && run.context_mode !== "graph_rag") {
+    $("impact-note").textContent = "No impact report: this run's context mode is " + run.context_mode + " (only graph_rag builds one).";
+  } else {
+    $("impact-note").textContent = "No impact report (yet): no agent has reported one for this run.";
+  }
 }
 
 async function openRun(job) {
@@ -406,7 +421,12 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("approve").addEventListener("click", () => decide("approve"));
   $("discard").addEventListener("click", () => decide("discard"));
-  for (const id of ["f-repo", "f-state", "f-drafts"]) $(id).addEventListener("input", refresh);
+  for (const id of ["f-repo", "f-state", "f-drafts"]) {
+    $(id).addEventListener("input", () => {
+      offset = 0; // a new filter starts at its newest run
+      refresh();
+    });
+  }
   $("newer").addEventListener("click", () => {
     offset = Math.max(0, offset - PAGE);
     refresh();

@@ -220,6 +220,13 @@ try {
   assert.equal(spent.length, 4, JSON.stringify(spent));
   assert.ok(spent.every(([m, t, k]) => m === "0" && t === "0" && /^\d+ \/ \d+$/.test(k)), JSON.stringify(spent));
   assert.equal(await page.isHidden("#run-posted"), true, "a draft was posted nowhere");
+  // What the agents saw: the impact report from the code graph, naming the
+  // function the change added.
+  await page.waitForSelector("#impact:not([hidden])", { timeout: 15000 });
+  const impactText = await page.textContent("#impact");
+  assert.match(impactText, /## Impact report/, impactText);
+  assert.match(impactText, /`[\w.]*find_user_by_email` \(added\) shop\/auth\.py:\d+/, impactText);
+  assert.match(await page.textContent("#impact-note"), /as given to: [a-z]+/);
   await page.screenshot({ path: join(root, "docs/console-run.png"), fullPage: true });
 
   // Discard it: the state, through the API.
@@ -240,6 +247,18 @@ try {
   assert.equal(await page.textContent("#page"), "1–2 of 2");
   assert.equal(await page.isDisabled("#older"), true);
   assert.equal(await page.isDisabled("#newer"), true);
+  // Filters, applied by the gateway: drafts awaiting a decision is the second
+  // run alone; another repository has none.
+  await page.check("#f-drafts");
+  await page.waitForFunction(() => document.getElementById("page").textContent === "1–1 of 1", null, { timeout: 10000 });
+  assert.deepEqual(await page.$$eval("#runs tbody tr", (trs) => trs.map((t) => t.dataset.job)), [job2]);
+  await page.uncheck("#f-drafts");
+  await page.fill("#f-repo", "someone/else");
+  await page.waitForSelector("#runs-empty:not([hidden])", { timeout: 10000 });
+  assert.equal(await page.textContent("#runs-empty"), "No runs match these filters.");
+  await page.fill("#f-repo", REPO);
+  await page.waitForFunction(() => document.getElementById("page").textContent === "1–2 of 2", null, { timeout: 10000 });
+  await page.fill("#f-repo", "");
   await page.click(row2);
   await page.waitForSelector("#draft-actions:not([hidden])");
   await page.click("#approve");
