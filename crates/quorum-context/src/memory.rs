@@ -193,16 +193,26 @@ impl quorum_memory::Checkpoint for StoreCheckpoint<'_> {
 /// A lease long enough for one bounded refresh; a crashed holder frees it.
 const REFRESH_LEASE_MS: u64 = 300_000;
 
+/// The default branch's files at a new commit, for the staleness check of
+/// a refresh: every text file, path → content (the indexer's tree).
+pub struct BranchHead<'a> {
+    pub commit: &'a str,
+    pub files: &'a [(String, String)],
+}
+
 /// Brings a repository's memory up to date from its SCM: at most `max_prs`
 /// pull requests from the checkpointed cursor, under the `memory:{repo}`
-/// lease that `quorum memory` also takes. Returns what the run did and the
-/// state it saved; `Ok(None)`: someone else holds the lease.
+/// lease that `quorum memory` also takes. With `head`, also checks every
+/// line of code evidence was given on against it (an item whose code is all
+/// gone is stale). Returns what the run did and the state it saved;
+/// `Ok(None)`: someone else holds the lease.
 pub async fn refresh(
     store: &dyn StateStore,
     source: &dyn quorum_memory::HistorySource,
     repo: &str,
     max_prs: usize,
     also: &[u64],
+    head: Option<BranchHead<'_>>,
 ) -> Result<Option<(quorum_memory::IngestSummary, MemoryState)>, String> {
     let lease = quorum_memory::lease_name(repo);
     let holder = quorum_store::new_lease_holder();
@@ -230,6 +240,22 @@ pub async fn refresh(
         )
         .await
         .map_err(|e| quorum_core::error::chain(&e))?;
+        if let Some(head) = head {
+            let files: std::collections::BTreeMap<&str, &str> =
+                head.files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+            let checked = state.check_sources(&files, head.commit, chrono::Utc::now());
+            if checked.newly_gone + checked.back > 0 {
+                quorum_memory::Checkpoint::save(&StoreCheckpoint { store, repo }, &state).await?;
+            }
+            tracing::info!(
+                repo,
+                commit = head.commit,
+                sources = checked.checked,
+                newly_gone = checked.newly_gone,
+                back = checked.back,
+                "review memory's sources checked against the default branch"
+            );
+        }
         Ok((summary, state))
     }
     .await;

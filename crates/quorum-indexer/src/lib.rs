@@ -125,6 +125,12 @@ impl Handler for IndexHandler {
                 repo,
                 memory.max_prs,
                 &req.memory_pull_requests,
+                // A new commit of the branch: its files were just read for
+                // the graph. A graph loaded as it was has nothing new.
+                outcome
+                    .tree
+                    .as_deref()
+                    .map(|files| quorum_context::memory::BranchHead { commit: &commit, files }),
             )
             .await
             {

@@ -196,6 +196,9 @@ async fn a_branch_index_request_refreshes_review_memory_from_the_scm() {
     let d = dir.path();
     git(d, &["init", "-q", "-b", "main"]);
     std::fs::write(d.join("a.py"), "def f():\n    return 1\n").unwrap();
+    std::fs::create_dir(d.join("scripts")).unwrap();
+    let dropped = "cur.execute(f\"DROP TABLE {name}\")";
+    std::fs::write(d.join("scripts/x.py"), format!("def drop(cur, name):\n    {dropped}\n")).unwrap();
     git(d, &["add", "-A"]);
     git(d, &["commit", "-qm", "one"]);
 
@@ -213,7 +216,8 @@ async fn a_branch_index_request_refreshes_review_memory_from_the_scm() {
                 sql,
                 "2026-01-05T10:00:00Z",
             )
-            .reacted("maint", "-1"),
+            .reacted("maint", "-1")
+            .on_hunk(&format!("@@ -0,0 +1,2 @@\n+def drop(cur, name):\n+    {dropped}")),
         );
         emu.set_merged("acme/shop", pr);
     }
@@ -287,6 +291,34 @@ async fn a_branch_index_request_refreshes_review_memory_from_the_scm() {
         .unwrap();
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert_eq!(hits[0].thread["reviewer"], "alice");
+    assert!(state.gone.is_empty(), "the dismissed line is on main: {:?}", state.gone);
+
+    // The code the team dismissed the finding on is rewritten on main: the
+    // next index of main finds its line gone, and the item is stale.
+    std::fs::write(
+        d.join("scripts/x.py"),
+        "def drop(cur, name):\n    cur.execute(sql.drop_table(name))\n",
+    )
+    .unwrap();
+    git(d, &["commit", "-qam", "two"]);
+    ctx.producer.publish(&request("acme/shop", "main")).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let state = loop {
+        let json = store.get_memory("acme/shop").await.unwrap().unwrap();
+        let st: quorum_memory::MemoryState = serde_json::from_str(&json).unwrap();
+        if !st.gone.is_empty() {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "the sources were not checked");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let items = quorum_memory::derive_items(&state, &quorum_memory::Policy::default(), chrono::Utc::now());
+    assert_eq!(items[0].status, quorum_memory::Status::Suggested);
+    let note = items[0].note.as_deref().unwrap_or_default();
+    assert!(
+        note.starts_with("stale: the code it was learned on is gone (scripts/x.py changed"),
+        "{note}"
+    );
     assert!(emu.violations().is_empty(), "{:?}", emu.violations());
     shutdown.cancel();
     handle.wait().await.unwrap();

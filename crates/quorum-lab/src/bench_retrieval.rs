@@ -220,7 +220,7 @@ pub async fn run(args: BenchRetrievalArgs) -> anyhow::Result<RetrievalReport> {
         let dense = index.embed_query(&q.query).await?;
         let c = index.candidates_embedded(repo, &q.query, dense, &opts).await?;
         let group = format!("{}/{}", q.kind, split_of(q));
-        for (method, hits) in methods(&c) {
+        for (method, hits) in methods(&c, &q.query) {
             let first = hits.first();
             let weak = first.is_some_and(|h| {
                 h.dense.is_none()
@@ -246,13 +246,13 @@ pub async fn run(args: BenchRetrievalArgs) -> anyhow::Result<RetrievalReport> {
         index_secs,
         docstrings_removed: removed,
         results,
-        shipped: quorum_search::fusion::SHIPPED.label(),
+        shipped: "by_query".into(),
         build_profile: if cfg!(debug_assertions) { "debug" } else { "release" },
     })
 }
 
 /// Every method's first ten, from the same candidates.
-fn methods(c: &Candidates) -> Vec<(String, Vec<Hit>)> {
+fn methods(c: &Candidates, query: &str) -> Vec<(String, Vec<Hit>)> {
     // Dense alone and sparse alone are the fusions that ignore the other side.
     let dense_only = Candidates {
         dense: c.dense.clone(),
@@ -270,6 +270,8 @@ fn methods(c: &Candidates) -> Vec<(String, Vec<Hit>)> {
     for f in fusions() {
         out.push((f.label(), c.rank(f, 10)));
     }
+    // What ships: the fusion chosen by the query's form.
+    out.push(("by_query".into(), c.rank(quorum_search::fusion::for_query(query), 10)));
     out
 }
 
@@ -333,6 +335,7 @@ pub fn table(r: &RetrievalReport) -> String {
     out.push_str("---|\n");
     let mut methods: Vec<String> = vec!["dense".into(), "sparse".into()];
     methods.extend(fusions().iter().map(Fusion::label));
+    methods.push("by_query".into());
     for m in methods {
         let mut weak = 0;
         out.push_str(&format!("| {m} |"));

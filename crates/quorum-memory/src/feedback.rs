@@ -55,6 +55,11 @@ pub struct Observation {
     /// said: explicit words outweigh it in the same pull request.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub inferred: bool,
+    /// The line of code it was given on, when the SCM says (GitHub's diff
+    /// hunk): an item whose every source is gone from the default branch
+    /// is stale. Absent in state saved before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<crate::sources::Source>,
 }
 
 /// A reaction whose author is known (GitHub lists them per comment).
@@ -100,6 +105,7 @@ pub fn observe(thread: &Thread, reactions: &[Reaction], resolved_by: Option<&Per
     };
     let key = ItemKey::suppress_for(m.rule.as_deref(), &m.title, &thread.root.path);
     let root = &thread.root;
+    let source = crate::sources::Source::of_comment(&root.path, &root.diff_hunk);
     let mut out = vec![];
     let mut push = |verdict, how: String, who: Person, c: &PastComment, inferred: bool| {
         out.push(Observation {
@@ -111,6 +117,7 @@ pub fn observe(thread: &Thread, reactions: &[Reaction], resolved_by: Option<&Per
             url: c.url.clone(),
             at: c.created_at.clone(),
             inferred,
+            source: source.clone(),
         })
     };
     for r in reactions {

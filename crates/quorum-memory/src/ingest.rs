@@ -316,6 +316,7 @@ fn apply(state: &mut MemoryState, summary: &mut IngestSummary, pr: u64, h: PrHis
                     url: t.root.url.clone(),
                     at: t.root.created_at.clone(),
                     inferred: false,
+                    source: crate::sources::Source::of_comment(&t.root.path, &t.root.diff_hunk),
                 });
             }
         }

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::feedback::{Observation, Verdict};
 use crate::item::{EvidenceLink, ItemKey, Kind, MemoryItem, Origin, Status};
+use crate::sources::{Gone, Source, SourceCheck};
 
 /// The gates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,6 +108,10 @@ pub struct MemoryState {
     /// the same id, as a committed file does (which wins over both).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub imported: Vec<MemoryItem>,
+    /// Sources of evidence ([`Source::key`]) the default branch no longer
+    /// holds, from the last check (the indexer's, on each new commit of it).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub gone: BTreeMap<String, Gone>,
 }
 
 impl MemoryState {
@@ -117,6 +122,22 @@ impl MemoryState {
         } else {
             self.evidence.insert(pr, observations);
         }
+    }
+
+    /// Every distinct source the evidence was given on.
+    pub fn sources(&self) -> BTreeSet<&Source> {
+        self.evidence
+            .values()
+            .flatten()
+            .filter_map(|o| o.source.as_ref())
+            .collect()
+    }
+
+    /// Checks every source against `files` (path → content, all of
+    /// `commit`'s text files) and records what the commit no longer holds.
+    pub fn check_sources(&mut self, files: &BTreeMap<&str, &str>, commit: &str, now: DateTime<Utc>) -> SourceCheck {
+        let sources: Vec<Source> = self.sources().into_iter().cloned().collect();
+        crate::sources::check(&mut self.gone, sources, files, commit, &now.to_rfc3339())
     }
 
     pub fn decide(&mut self, id: &str, status: Status, by: &str, now: DateTime<Utc>) {
@@ -354,6 +375,12 @@ pub fn derive_items(state: &MemoryState, policy: &Policy, now: DateTime<Utc>) ->
                 ));
             }
         }
+        if status == Status::Active
+            && let Some(stale) = gone_from_under(obs, support, &state.gone, decision)
+        {
+            status = Status::Suggested;
+            note = Some(stale);
+        }
         let evidence: Vec<EvidenceLink> = obs
             .iter()
             .filter(|o| o.verdict == support)
@@ -408,6 +435,51 @@ pub fn derive_items(state: &MemoryState, policy: &Policy, now: DateTime<Utc>) ->
     items
 }
 
+/// Why an item is stale by source, when it is: every line of code its
+/// supporting evidence was given on is gone from the default branch (a
+/// source the SCM did not name cannot be checked and keeps it), and no
+/// operator approved it since the last of them went.
+fn gone_from_under(
+    obs: &[&Observation],
+    support: Verdict,
+    gone: &BTreeMap<String, Gone>,
+    decision: Option<&Decision>,
+) -> Option<String> {
+    let sources: BTreeSet<&Source> = obs
+        .iter()
+        .filter(|o| o.verdict == support)
+        .filter_map(|o| o.source.as_ref())
+        .collect();
+    if sources.is_empty() || obs.iter().any(|o| o.verdict == support && o.source.is_none()) {
+        return None;
+    }
+    let mut went = vec![];
+    for s in &sources {
+        went.push(gone.get(&s.key())?);
+    }
+    let last = went.iter().filter_map(|g| parse_time(&g.at)).max()?;
+    if decision.and_then(|d| parse_time(&d.at)).is_some_and(|d| d >= last) {
+        return None;
+    }
+    let mut paths: Vec<&str> = went.iter().map(|g| g.path.as_str()).collect();
+    paths.dedup();
+    let how = if went.iter().all(|g| g.file_deleted) {
+        "deleted"
+    } else {
+        "changed"
+    };
+    let commit = went
+        .iter()
+        .max_by_key(|g| g.at.as_str())
+        .map(|g| g.commit.as_str())
+        .unwrap_or("");
+    Some(format!(
+        "stale: the code it was learned on is gone ({} {how}, at {}); approve again to re-activate",
+        paths.join(", "),
+        commit.get(..12).unwrap_or(commit)
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,6 +499,7 @@ mod tests {
             url: format!("https://github.com/o/r/pull/{pr}#discussion_r1"),
             at: at.into(),
             inferred: false,
+            source: None,
         }
     }
 
@@ -515,6 +588,82 @@ mod tests {
         );
         let later = parse_time("2026-03-07T00:00:00Z").unwrap();
         assert_eq!(derive_items(&s, &policy, later)[0].status, Status::Active);
+    }
+
+    #[test]
+    fn an_item_whose_code_is_gone_from_the_default_branch_is_stale_until_approved_again() {
+        let on = |o: Observation, path: &str, line: &str| Observation {
+            source: Some(Source {
+                path: path.into(),
+                line: line.into(),
+            }),
+            ..o
+        };
+        let mut s = state(vec![
+            on(
+                obs(1, "alice", Association::Member, Verdict::Rejected, JAN),
+                "scripts/migrate.py",
+                "cur.execute(f\"DROP TABLE {name}\")",
+            ),
+            on(
+                obs(2, "bob", Association::Owner, Verdict::Rejected, FEB),
+                "scripts/seed.py",
+                "cur.execute(\"INSERT \" + row)",
+            ),
+        ]);
+        assert_eq!(s.sources().len(), 2);
+        let status = |s: &MemoryState, at| {
+            let it = &derive_items(s, &Policy::default(), at)[0];
+            (it.status, it.note.clone().unwrap_or_default())
+        };
+        // Both lines still there (moved, re-indented): active.
+        let both = BTreeMap::from([
+            (
+                "scripts/migrate.py",
+                "def up(cur, name):\n    cur.execute(f\"DROP TABLE {name}\")\n",
+            ),
+            ("scripts/seed.py", "cur.execute(\"INSERT \" + row)\n"),
+        ]);
+        assert_eq!(s.check_sources(&both, "c1", now()).newly_gone, 0);
+        assert_eq!(status(&s, now()).0, Status::Active);
+        // One rewritten: the other still holds it up.
+        let one = BTreeMap::from([
+            (
+                "scripts/migrate.py",
+                "def up(cur, name):\n    cur.execute(sql.drop(name))\n",
+            ),
+            ("scripts/seed.py", "cur.execute(\"INSERT \" + row)\n"),
+        ]);
+        assert_eq!(s.check_sources(&one, "c2", now()).newly_gone, 1);
+        assert_eq!(status(&s, now()).0, Status::Active);
+        // Both gone (one rewritten, one file deleted): suggested, saying why.
+        let none = BTreeMap::from([(
+            "scripts/migrate.py",
+            "def up(cur, name):\n    cur.execute(sql.drop(name))\n",
+        )]);
+        let c = s.check_sources(&none, "c3c3c3c3c3c3c3c3", now());
+        assert_eq!((c.checked, c.newly_gone), (2, 1));
+        let (st, note) = status(&s, now());
+        assert_eq!(st, Status::Suggested);
+        assert!(
+            note.starts_with("stale: the code it was learned on is gone (scripts/migrate.py, scripts/seed.py changed, at c3c3c3c3c3c3)"),
+            "{note}"
+        );
+        // An operator approving it after that re-activates it.
+        let id = derive_items(&s, &Policy::default(), now())[0].id.clone();
+        let later = now() + Duration::hours(1);
+        s.decide(&id, Status::Active, "ops", later);
+        assert_eq!(status(&s, later).0, Status::Active);
+        // A source with no line (GitLab) cannot be checked: it keeps an item.
+        let mut unknown = s.clone();
+        unknown.decisions.clear();
+        unknown.evidence.get_mut(&2).unwrap()[0].source = None;
+        assert_eq!(status(&unknown, now()).0, Status::Active);
+        // Reverted: the lines are back, nothing is gone.
+        s.decisions.clear();
+        assert_eq!(s.check_sources(&both, "c4", now()).back, 2);
+        assert!(s.gone.is_empty());
+        assert_eq!(status(&s, now()).0, Status::Active);
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //!   trust gates that derive memory items from it.
 //! - [`file`](mod@file): `.quorum/memory.yaml`, the reviewable, committed form.
 //! - [`apply`]: what the critic and the engine do with active items.
+//! - [`sources`]: the code evidence was given on, and whether the default
+//!   branch still holds it (staleness by source).
 //!
 //! No IO: the SCM adapters fetch, the store keeps the state, services apply.
 
@@ -20,6 +22,7 @@ pub mod ingest;
 pub mod item;
 pub mod learn;
 pub mod past;
+pub mod sources;
 pub mod thread;
 
 pub use apply::{MemorySet, Suppression};
@@ -33,6 +36,7 @@ pub use ingest::{
 pub use item::{ItemKey, Kind, MemoryItem, Origin, Status};
 pub use learn::{MemoryState, Policy, derive_items};
 pub use past::{Asker, PastThread, SearchHit, search, search_with};
+pub use sources::{Gone, Source, SourceCheck};
 pub use thread::{Orphan, PastComment, Reactions, Thread, assemble};
 
 /// What memory refuses.

@@ -336,7 +336,7 @@ impl HybridIndex {
         };
         let dense = self.embed_query(query).await?;
         let c = self.candidates(repo, query, dense, paths, opts).await?;
-        Ok(c.rank(crate::fusion::SHIPPED, opts.limit))
+        Ok(c.rank(crate::fusion::for_query(query), opts.limit))
     }
 
     /// The query's dense vector.
@@ -358,7 +358,7 @@ impl HybridIndex {
         opts: &SearchOptions,
     ) -> Result<Vec<Hit>, SearchError> {
         let c = self.candidates_embedded(repo, query, dense, opts).await?;
-        Ok(c.rank(crate::fusion::SHIPPED, opts.limit))
+        Ok(c.rank(crate::fusion::for_query(query), opts.limit))
     }
 
     /// Both sides' candidates for `query` (embedded already), unfused: the

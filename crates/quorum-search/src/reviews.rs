@@ -218,7 +218,7 @@ impl HybridIndex {
         }
         let dense = self.embed_query(query).await?;
         let c = self.candidates(repo, query, dense, None, &opts).await?;
-        Ok(c.fused(crate::fusion::SHIPPED, limit)
+        Ok(c.fused(crate::fusion::for_query(query), limit)
             .into_iter()
             .filter_map(|f| {
                 let r = f.chunk.payload.review.as_ref()?;

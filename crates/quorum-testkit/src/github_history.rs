@@ -30,6 +30,9 @@ pub struct PastReviewComment {
     pub updated_at: String,
     /// `(login, content)` of every reaction (`+1`, `-1`, `heart`, …).
     pub reactions: Vec<(String, String)>,
+    /// The diff hunk ending at the commented line; `None` keeps the REST
+    /// description's example.
+    pub diff_hunk: Option<String>,
 }
 
 impl PastReviewComment {
@@ -48,7 +51,13 @@ impl PastReviewComment {
             created_at: at.into(),
             updated_at: at.into(),
             reactions: vec![],
+            diff_hunk: None,
         }
+    }
+
+    pub fn on_hunk(mut self, hunk: &str) -> Self {
+        self.diff_hunk = Some(hunk.into());
+        self
     }
 
     pub fn reply_to(mut self, parent: u64) -> Self {
@@ -134,6 +143,9 @@ impl History {
         v["path"] = json!(c.path);
         v["line"] = json!(c.line);
         v["original_line"] = json!(c.original_line);
+        if let Some(h) = &c.diff_hunk {
+            v["diff_hunk"] = json!(h);
+        }
         v["start_line"] = Value::Null;
         v["original_start_line"] = Value::Null;
         v["created_at"] = json!(c.created_at);
