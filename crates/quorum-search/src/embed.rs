@@ -239,17 +239,26 @@ impl Embedder for OnnxEmbedder {
         self.inner.dim
     }
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SearchError> {
-        // Inference is CPU-bound: off the async workers.
-        let mut out = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(BATCH) {
-            let batch = batch.to_vec();
+        // A batch is padded to its longest text, and the padding is
+        // computed like text: batches of similar lengths (by characters, a
+        // proxy for tokens) waste little of it. Answers go back in order.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        for batch in order.chunks(BATCH) {
+            let owned: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
             let inner = self.inner.clone();
-            let v = tokio::task::spawn_blocking(move || inner.embed_batch(&batch))
+            // Inference is CPU-bound: off the async workers.
+            let v = tokio::task::spawn_blocking(move || inner.embed_batch(&owned))
                 .await
                 .map_err(|e| SearchError::Embed(format!("in-process model task: {e}")))??;
-            out.extend(v);
+            for (&i, vector) in batch.iter().zip(v) {
+                out[i] = Some(vector);
+            }
         }
-        Ok(out)
+        out.into_iter()
+            .map(|v| v.ok_or_else(|| SearchError::Embed("in-process model returned too few vectors".into())))
+            .collect()
     }
 }
 

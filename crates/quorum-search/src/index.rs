@@ -250,6 +250,9 @@ impl HybridIndex {
                 self.store.delete_files(*kind, repo, batch).await?;
             }
         }
+        // Similar lengths embed together (the model pads a batch to its
+        // longest text); the order of upserts does not matter.
+        todo.sort_by_key(|(c, _)| c.text.len());
         let total = todo.len();
         stats.chunks = total;
         progress(0, total);

@@ -119,6 +119,31 @@ async fn index_contract_embedded() {
     index_contract(Arc::new(EdgeStore::new(dir.path()).unwrap()), real_model()).await;
 }
 
+/// The model embeds a call's texts in batches of similar lengths; each
+/// vector still answers its own text, in the caller's order.
+#[tokio::test]
+#[ignore = "needs the embedding model (make deps)"]
+async fn vectors_come_back_in_the_callers_order_whatever_the_batches() {
+    let model = real_model();
+    let texts: Vec<String> = (0..40)
+        .map(|i| match i % 3 {
+            0 => format!("def refund_{i}(order): return order.total_cents"),
+            1 => format!("word{i}"),
+            _ => format!(
+                "{} the end {i}",
+                "a long docstring about shipping rates and parcels ".repeat(i % 7 + 1)
+            ),
+        })
+        .collect();
+    let together = model.embed(&texts).await.unwrap();
+    assert_eq!(together.len(), texts.len());
+    for (i, text) in texts.iter().enumerate() {
+        let alone = model.embed(std::slice::from_ref(text)).await.unwrap().remove(0);
+        let cosine: f32 = alone.iter().zip(&together[i]).map(|(a, b)| a * b).sum();
+        assert!(cosine > 0.98, "text {i} got another text's vector (cosine {cosine})");
+    }
+}
+
 /// Indexes the storefront and checks what a reviewer's questions find.
 async fn index_contract(store: Arc<dyn VectorStore>, model: Arc<dyn Embedder>) {
     let counting = Arc::new(Counting::new(model));
