@@ -163,8 +163,9 @@ impl Handler for IndexHandler {
                 // The outcome's tree is ours alone by now: moved, not copied.
                 let tree = Arc::try_unwrap(tree).unwrap_or_else(|shared| shared.as_ref().clone());
                 let files = quorum_search::source_files(&graph, tree);
+                let progress = EmbedProgress::new(repo, &commit);
                 let stats = search
-                    .index(repo, &commit, &files, &|_, _| {})
+                    .index(repo, &commit, &files, &|done, total| progress.update(done, total))
                     .await
                     .map_err(classify_search)?;
                 let m = &self.metrics;
@@ -243,4 +244,69 @@ pub async fn start(
         metrics: ctx.metrics.clone(),
     });
     start_worker_service(ctx, spec, handler, http_addr, shutdown).await
+}
+
+/// How often a long first index says how far it is.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A log line every [`PROGRESS_EVERY`] while the search index embeds: done
+/// of total, the rate so far and the time left at that rate. A first index
+/// of a large repository takes minutes; a service that says nothing for
+/// minutes looks hung.
+struct EmbedProgress<'a> {
+    repo: &'a str,
+    commit: &'a str,
+    started: std::time::Instant,
+    last: std::sync::Mutex<std::time::Instant>,
+}
+
+impl<'a> EmbedProgress<'a> {
+    fn new(repo: &'a str, commit: &'a str) -> Self {
+        let now = std::time::Instant::now();
+        EmbedProgress {
+            repo,
+            commit,
+            started: now,
+            last: std::sync::Mutex::new(now),
+        }
+    }
+
+    fn update(&self, done: usize, total: usize) {
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if done == 0 || done >= total || last.elapsed() < PROGRESS_EVERY {
+            return;
+        }
+        *last = std::time::Instant::now();
+        let (rate, eta_secs) = rate_and_eta(done, total, self.started.elapsed());
+        tracing::info!(
+            repo = self.repo,
+            commit = self.commit,
+            done,
+            total,
+            chunks_per_sec = format!("{rate:.1}"),
+            eta_secs,
+            "embedding chunks for the search index"
+        );
+    }
+}
+
+/// Chunks a second so far, and the whole seconds left at that rate.
+fn rate_and_eta(done: usize, total: usize, elapsed: std::time::Duration) -> (f64, u64) {
+    let rate = done as f64 / elapsed.as_secs_f64().max(1e-3);
+    let left = total.saturating_sub(done) as f64 / rate.max(1e-9);
+    (rate, left.ceil() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_eta_is_what_is_left_at_the_rate_so_far() {
+        let (rate, eta) = rate_and_eta(250, 1_000, std::time::Duration::from_secs(10));
+        assert_eq!((rate, eta), (25.0, 30));
+        assert_eq!(rate_and_eta(1_000, 1_000, std::time::Duration::from_secs(10)).1, 0);
+        let (_, eta) = rate_and_eta(1, 3, std::time::Duration::from_millis(0));
+        assert!(eta <= 1, "a first tick does not divide by zero: {eta}");
+    }
 }

@@ -325,6 +325,16 @@ fn apply(state: &mut MemoryState, summary: &mut IngestSummary, pr: u64, h: PrHis
     for o in &feedback {
         state.first_seen.entry(o.key.id()).or_insert_with(|| now.to_rfc3339());
     }
+    if !h.merged {
+        // The line a comment sits on reaches the default branch only when
+        // its pull request merges: until then it is missing there without
+        // being gone, and checking it would make a rule learned on open
+        // pull requests stale at once. The PR is re-read after it merges
+        // (it is watched), and its evidence gets its sources then.
+        for o in &mut feedback {
+            o.source = None;
+        }
+    }
     state.set_pr_evidence(pr, feedback);
     if let Some(at) = last_activity.filter(|_| has_quorum || !h.merged) {
         state.watched_prs.insert(pr, at);
@@ -496,6 +506,39 @@ mod tests {
         // Quorum's PRs and the unmerged one are watched for late answers.
         assert_eq!(state.watched_prs.keys().copied().collect::<Vec<_>>(), [2, 3, 5]);
         assert!(s.line().starts_with("indexed 3 threads / skipped 1 / failed 0"));
+    }
+
+    #[tokio::test]
+    async fn only_merged_pull_requests_give_their_evidence_a_source() {
+        let hunk = |mut c: PastComment| {
+            c.diff_hunk = "@@ -1 +1,2 @@\n+cur.execute(f\"DROP TABLE {name}\")".into();
+            c
+        };
+        let mut source = script();
+        source
+            .prs
+            .insert(2, vec![hunk(quorum_comment(2, 20, 3)), dismissal(2, 21, 20, 4)]);
+        source
+            .prs
+            .insert(6, vec![hunk(quorum_comment(6, 60, 10)), dismissal(6, 61, 60, 11)]);
+        let saves = Saves {
+            saved: Mutex::new(vec![]),
+            die_after: None,
+        };
+        let mut state = MemoryState::default();
+        run(&source, &saves, &mut state, &opts()).await.unwrap();
+        let merged = &state.evidence[&2][0];
+        assert_eq!(
+            merged.source.as_ref().map(|s| s.line.as_str()),
+            Some("cur.execute(f\"DROP TABLE {name}\")")
+        );
+        // PR 6 is open: its line is not on the default branch yet, which
+        // must not read as gone.
+        assert!(
+            state.evidence[&6].iter().all(|o| o.source.is_none()),
+            "{:?}",
+            state.evidence[&6]
+        );
     }
 
     #[tokio::test]
