@@ -121,14 +121,14 @@ async fn bad_requests_are_refused_and_nothing_is_enqueued() {
     // A commit the repository does not have: the change cannot be reviewed.
     let unknown = opened(&s.base, "0123456789abcdef0123456789abcdef01234567");
     assert_eq!(signed(s.addr, "pull_request", unknown).await.0, 422);
-    assert!(
-        s.store
-            .list_jobs(&quorum_store::RunFilter::all(), 0, 10)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert_no_jobs(&s).await;
     assert!(requests(&s.ctx).await.is_empty());
+}
+
+/// Nothing reached the store: no job, no run.
+async fn assert_no_jobs(s: &Setup) {
+    let jobs = s.store.list_jobs(&quorum_store::RunFilter::all(), 0, 10).await.unwrap();
+    assert!(jobs.is_empty(), "{jobs:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -147,13 +147,7 @@ async fn ping_and_unhandled_events_are_acknowledged() {
     .unwrap();
     let (status, body) = signed(s.addr, "pull_request", closed).await;
     assert_eq!((status, body["action"].as_str()), (202, Some("closed")));
-    assert!(
-        s.store
-            .list_jobs(&quorum_store::RunFilter::all(), 0, 10)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert_no_jobs(&s).await;
     let metrics = reqwest::get(format!("http://{}/metrics", s.addr))
         .await
         .unwrap()

@@ -71,15 +71,6 @@ pub fn for_query(query: &str) -> Fusion {
     }
 }
 
-/// The name of what ships, for reports.
-pub fn shipped_label() -> String {
-    format!(
-        "by_query({} | identifiers: {})",
-        SHIPPED.label(),
-        SHIPPED_FOR_IDENTIFIERS.label()
-    )
-}
-
 impl Fusion {
     /// A short name for reports: `rrf(k=2)`.
     pub fn label(&self) -> String {

@@ -30,11 +30,18 @@ use crate::{Claim, JobRecord, Result, RunFilter, RunRecord, StateStore, StoreErr
 /// Moves a run to a state and its job id between the per-state indexes of
 /// the run list, in one step: the old state is read here, so two services
 /// setting states concurrently cannot leave the id in two state indexes.
-/// `ARGV[3]` empty re-indexes the current state (a job just stored).
-/// Keys are built in the script from the prefix: one server, not a cluster.
+/// With a state (`ARGV[3]`), also records when the run first entered it
+/// (`ARGV[4]`, Unix ms; a retry re-entering it keeps the first) and, when
+/// `ARGV[5]` is `1`, the reason `ARGV[6]`. `ARGV[3]` empty re-indexes the
+/// current state (a job just stored). Keys are built in the script from the
+/// prefix: one server, not a cluster.
 const SET_STATE: &str = r#"
 local p, id, new = ARGV[1], ARGV[2], ARGV[3]
 local run = p .. 'run:' .. id
+if new ~= '' then
+  redis.call('HSETNX', run, 'at:' .. new, ARGV[4])
+  if ARGV[5] == '1' then redis.call('HSET', run, 'reason', ARGV[6]) end
+end
 local old = redis.call('HGET', run, 'state')
 local repo = redis.call('HGET', run, 'repo')
 if new == '' then new = old end
@@ -103,12 +110,15 @@ impl RedisStore {
     }
 
     /// [`SET_STATE`]: `None` re-indexes the state the run is in.
-    async fn set_state(&self, job_id: &str, state: Option<RunState>) -> Result<()> {
+    async fn set_state(&self, job_id: &str, state: Option<RunState>, reason: Option<&str>) -> Result<()> {
         static SCRIPT: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| redis::Script::new(SET_STATE));
         let _: i64 = SCRIPT
             .arg(&self.prefix)
             .arg(job_id)
             .arg(state.map(|s| s.as_str()).unwrap_or(""))
+            .arg(crate::model::now_ms())
+            .arg(if reason.is_some() { "1" } else { "0" })
+            .arg(reason.unwrap_or(""))
             .invoke_async(&mut self.c())
             .await?;
         Ok(())
@@ -174,7 +184,7 @@ impl StateStore for RedisStore {
         let _: () = pipe.query_async(&mut self.c()).await?;
         // Into the state index of whatever state the run is in (a job stored
         // again after it moved on stays where it is).
-        self.set_state(id, None).await
+        self.set_state(id, None, None).await
     }
 
     async fn get_job(&self, job_id: &str) -> Result<Option<JobRecord>> {
@@ -197,17 +207,7 @@ impl StateStore for RedisStore {
     }
 
     async fn set_run_state(&self, job_id: &str, state: RunState, reason: Option<&str>) -> Result<()> {
-        self.set_state(job_id, Some(state)).await?;
-        let k = self.k(&["run", job_id]);
-        let mut pipe = redis::pipe();
-        // The first time the run enters the state (a retry re-entering it
-        // keeps the first).
-        pipe.hset_nx(&k, format!("at:{}", state.as_str()), crate::model::now_ms());
-        if let Some(r) = reason {
-            pipe.hset(&k, "reason", r);
-        }
-        let _: () = pipe.query_async(&mut self.c()).await?;
-        Ok(())
+        self.set_state(job_id, Some(state), reason).await
     }
 
     async fn set_agent_status(&self, job_id: &str, agent: AgentRole, status: AgentStatus) -> Result<()> {

@@ -86,6 +86,37 @@ pub struct ClassReport {
     pub false_positives: Vec<String>,
 }
 
+/// Examples a report keeps of each kind (misses, false positives, overrides).
+const EXAMPLES: usize = 10;
+
+impl ClassReport {
+    /// A mutation no check found: counted under `reason`, kept as an example.
+    fn miss(&mut self, reason: String, example: String) {
+        *self.miss_reasons.entry(reason).or_default() += 1;
+        if self.missed.len() < EXAMPLES {
+            self.missed.push(example);
+        }
+    }
+
+    /// A control that drew a finding, kept as an example.
+    fn control_finding(&mut self, example: impl FnOnce() -> String) {
+        self.control_findings += 1;
+        if self.false_positives.len() < EXAMPLES {
+            self.false_positives.push(example());
+        }
+    }
+
+    /// Hits over mutations made (0 when none could be made).
+    fn finish(mut self) -> Self {
+        self.recall = if self.constructed == 0 {
+            0.0
+        } else {
+            self.hits as f64 / self.constructed as f64
+        };
+        self
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct MutateReport {
     pub dir: String,
@@ -240,7 +271,7 @@ pub fn run(args: &MutateArgs) -> anyhow::Result<MutateReport> {
                 *r.not_constructed
                     .entry("overrides an inherited method (calls reach the base's): not a break".into())
                     .or_default() += 1;
-                if r.overrides.len() < 10 {
+                if r.overrides.len() < EXAMPLES {
                     r.overrides.push(format!("{} overrides {base_method}", site.qname));
                 }
                 continue;
@@ -257,28 +288,18 @@ pub fn run(args: &MutateArgs) -> anyhow::Result<MutateReport> {
             if names_a_caller(&found, &mutant) {
                 r.hits += 1;
             } else {
-                *r.miss_reasons.entry(miss_reason(&base, site, &files)).or_default() += 1;
-                if r.missed.len() < 10 {
-                    r.missed.push(site.qname.clone());
-                }
+                r.miss(miss_reason(&base, site, &files), site.qname.clone());
             }
             r.controls += 1;
             let noise = review(&base, &files, &control);
             if let Some(f) = noise.first() {
-                r.control_findings += 1;
-                if r.false_positives.len() < 10 {
+                r.control_finding(|| {
                     let why = f.evidence.first().map(|e| e.detail.as_str()).unwrap_or("");
-                    r.false_positives
-                        .push(format!("{}: {} ({}:{}) {why}", site.qname, f.title, f.file, f.line));
-                }
+                    format!("{}: {} ({}:{}) {why}", site.qname, f.title, f.file, f.line)
+                });
             }
         }
-        r.recall = if r.constructed == 0 {
-            0.0
-        } else {
-            r.hits as f64 / r.constructed as f64
-        };
-        classes.push(r);
+        classes.push(r.finish());
     }
     for class in statements::STATEMENT_CLASSES {
         classes.push(statement_class(class, &files, args));
@@ -310,26 +331,17 @@ fn statement_class(class: &str, files: &BTreeMap<String, String>, args: &MutateA
             r.hits += 1;
         } else {
             let ext = site.path.rsplit('.').next().unwrap_or("");
-            *r.miss_reasons.entry(format!("no rule fired (.{ext})")).or_default() += 1;
-            if r.missed.len() < 10 {
-                r.missed.push(format!("{}: {}", site.key, site.mutant.trim()));
-            }
+            r.miss(
+                format!("no rule fired (.{ext})"),
+                format!("{}: {}", site.key, site.mutant.trim()),
+            );
         }
         r.controls += 1;
         if let Some(f) = statements::review(files, site, &site.control).first() {
-            r.control_findings += 1;
-            if r.false_positives.len() < 10 {
-                r.false_positives
-                    .push(format!("{}: {} ({}:{})", site.key, f.title, f.file, f.line));
-            }
+            r.control_finding(|| format!("{}: {} ({}:{})", site.key, f.title, f.file, f.line));
         }
     }
-    r.recall = if r.constructed == 0 {
-        0.0
-    } else {
-        r.hits as f64 / r.constructed as f64
-    };
-    r
+    r.finish()
 }
 
 impl MutateReport {
