@@ -228,28 +228,44 @@ HELDOUT_MODES := diff_only full_files graph_rag
 # Mutations at every sampled site of the held-out packages' source (issue
 # 29, first part): `quorum mutate` per package, seeded; docs/generality.md
 # holds the figures; `make mutate-check` below is the seeded gate in `make test`.
-# Beyond the held-out packages, three nobody here has used: marshmallow
-# (PyPI), rxjs's TypeScript sources (npm) and cobra (Go, as Debian ships it).
+# Beyond the held-out packages, seven nobody here has used: marshmallow
+# (PyPI), rxjs's TypeScript sources (npm), cobra (Go, as Debian ships it),
+# and for the statement classes' async and cleanup code Django 5.2 and httpx
+# (PyPI), undici (npm) and reqwest (crates.io).
 # Each is mutated from the directory a repository would have at its root (a
 # Python package's `src/`, a Rust crate's root), so absolute imports
 # (`from marshmallow import utils`) and crate paths (`src/lib.rs`) resolve
 # as they do in a review.
-MUTATE_FETCH := $(HELDOUT) pypi:marshmallow:3.21.3:src npm:rxjs:7.8.1:src apt:golang-github-spf13-cobra-dev:1.6.1-1:.
-MUTATE_DIRS := click-8.1.7/src requests-2.32.3/src marshmallow-3.21.3/src \
-  commander-12.1.0/lib immer-10.1.1/src rxjs-7.8.1/src semver-1.0.23 golang-github-spf13-cobra-dev-1.6.1-1
+MUTATE_FETCH := $(HELDOUT) pypi:marshmallow:3.21.3:src npm:rxjs:7.8.1:src apt:golang-github-spf13-cobra-dev:1.6.1-1:. \
+  pypi:django:5.2:. pypi:httpx:0.27.2:. npm:undici:6.19.8:. crates:reqwest:0.12.7:.
+# name:language:directory, in report order.
+MUTATE_RUNS := click:Python:click-8.1.7/src requests:Python:requests-2.32.3/src \
+  marshmallow:Python:marshmallow-3.21.3/src django:Python:django-5.2 httpx:Python:httpx-0.27.2 \
+  commander:JavaScript:commander-12.1.0/lib undici:JavaScript:undici-6.19.8 \
+  immer:TypeScript:immer-10.1.1/src rxjs:TypeScript:rxjs-7.8.1/src \
+  semver:Rust:semver-1.0.23 reqwest:Rust:reqwest-0.12.7 cobra:Go:golang-github-spf13-cobra-dev-1.6.1-1
 mutate: build
 	@for spec in $(MUTATE_FETCH); do \
 	  set -- $$(echo $$spec | tr : ' '); test -d $(HELDOUT_DIR)/$$2-$$3 || sh eval/heldout/fetch.sh $$1 $$2 $$3 $(HELDOUT_DIR) || exit 1; \
 	done
-	@for d in $(MUTATE_DIRS); do $(BIN)/quorum-lab mutate --dir $(HELDOUT_DIR)/$$d --sample 100 --seed 1 || exit 1; done
+	@out=$${TMPDIR:-/tmp}/quorum-mutate-full; mkdir -p $$out; args=""; \
+	for spec in $(MUTATE_RUNS); do set -- $$(echo $$spec | tr : ' '); \
+	  echo "== $$1 ($$2)"; \
+	  $(BIN)/quorum-lab mutate --dir $(HELDOUT_DIR)/$$3 --sample 100 --seed 1 --json > $$out/$$1.json || exit 1; \
+	  args="$$args $$1:$$2:$$out/$$1.json"; done; \
+	python3 eval/mutations/report.py docs/generality-figures.md $$args
 
 # The seeded gate in `make test` (after heldout-check, which fetches the
-# packages, and cobra here): 40 sites per class on six of them, at least the
+# packages, and cobra, httpx and undici here): 40 sites per class on eight of them, at least the
 # hits and at most the control findings of eval/mutations/baseline.json.
 MUTATE_GATE := click=click-8.1.7/src requests=requests-2.32.3/src commander=commander-12.1.0/lib \
-  immer=immer-10.1.1/src semver=semver-1.0.23 cobra=golang-github-spf13-cobra-dev-1.6.1-1
+  immer=immer-10.1.1/src semver=semver-1.0.23 cobra=golang-github-spf13-cobra-dev-1.6.1-1 \
+  httpx=httpx-0.27.2 undici=undici-6.19.8
+MUTATE_GATE_FETCH := apt:golang-github-spf13-cobra-dev:1.6.1-1 pypi:httpx:0.27.2 npm:undici:6.19.8
 mutate-check: build
-	@test -d $(HELDOUT_DIR)/golang-github-spf13-cobra-dev-1.6.1-1 || sh eval/heldout/fetch.sh apt golang-github-spf13-cobra-dev 1.6.1-1 $(HELDOUT_DIR)
+	@for spec in $(MUTATE_GATE_FETCH); do \
+	  set -- $$(echo $$spec | tr : ' '); test -d $(HELDOUT_DIR)/$$2-$$3 || sh eval/heldout/fetch.sh $$1 $$2 $$3 $(HELDOUT_DIR) || exit 1; \
+	done
 	@out=$${TMPDIR:-/tmp}/quorum-mutate; mkdir -p $$out; args=""; \
 	for spec in $(MUTATE_GATE); do name=$${spec%%=*}; dir=$${spec#*=}; \
 	  $(BIN)/quorum-lab mutate --dir $(HELDOUT_DIR)/$$dir --sample 40 --seed 7 --json > $$out/$$name.json || exit 1; \

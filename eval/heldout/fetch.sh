@@ -18,7 +18,8 @@ case $kind in
 pypi)
   python3 -m pip download -q --no-deps --no-binary :all: -d "$tmp" "$name==$ver"
   tar xzf "$tmp"/*.tar.gz -C "$tmp"
-  mv "$tmp/$name-$ver" "$dest"
+  # The sdist's directory keeps the project's own capitalisation (Django-5.2).
+  mv "$(find "$tmp" -mindepth 1 -maxdepth 1 -type d -iname "$name-$ver" | head -1)" "$dest"
   ;;
 npm)
   command -v npm >/dev/null || {

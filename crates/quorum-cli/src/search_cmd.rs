@@ -65,10 +65,11 @@ pub async fn run(args: SearchCmdArgs) -> anyhow::Result<()> {
     drop(embedding);
     if stats.chunks > 0 || stats.files_deleted > 0 {
         eprintln!(
-            "indexed {} ({} files changed, {} removed): {} chunks embedded in {:.1}s, stored in {:.1}s; graph {:.1}s; {} engine, model {}",
+            "indexed {} ({} files changed, {} removed, {} left out as vendored, generated or minified): {} chunks embedded in {:.1}s, stored in {:.1}s; graph {:.1}s; {} engine, model {}",
             args.repo.display(),
             stats.files_changed,
             stats.files_deleted,
+            stats.files_skipped,
             stats.chunks,
             stats.embed_secs,
             stats.upsert_secs,

@@ -6,7 +6,8 @@
 use quorum_core::{AgentRole, Finding};
 
 use crate::rules::{
-    self, Rule, authz, condition_changed, fluent, index_past_end, offset_shift, overflow_wraps, untested,
+    self, Rule, authz, await_removed, condition_changed, finally_removed, fluent, index_past_end, offset_shift,
+    overflow_wraps, untested,
 };
 use crate::{Engine, ReviewInput};
 
@@ -28,6 +29,8 @@ impl OfflineEngine {
                 &overflow_wraps::OverflowNowWraps,
                 &index_past_end::IndexPastEnd,
                 &fluent::ReceiverReturnRemoved,
+                &await_removed::AwaitRemoved,
+                &finally_removed::FinallyRemoved,
             ],
             AgentRole::Security => vec![&authz::AuthorizationRemoved],
             AgentRole::Tests | AgentRole::Static => vec![],

@@ -282,10 +282,12 @@ fn misfits(base: &Graph, head: &Graph, id: u32, old: Option<&[Param]>) -> Vec<Br
     let Some(params) = info.params else { return vec![] };
     let python = head.file_of(id).lang == Lang::Python;
     let is_static = info.decorators.iter().any(|d| d == "staticmethod");
+    // Rust's `self` parameter is the receiver; in JavaScript a parameter
+    // named `self` is an ordinary one (undici's `addSignal(self, signal)`).
     let method_like = if python {
         info.kind == SymbolKind::Method && !is_static
     } else {
-        params.first().is_some_and(|p| p.name == "self")
+        head.file_of(id).lang == Lang::Rust && params.first().is_some_and(|p| p.name == "self")
     };
     let mut targets = vec![(id, method_like)];
     // A constructor is checked where its class is called (`Cls(…)`, `new Cls(…)`).

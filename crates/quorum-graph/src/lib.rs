@@ -32,3 +32,4 @@ pub use extract::SymbolKind;
 pub use impact::{ImpactOptions, ImpactReport, impact};
 pub use lang::Lang;
 pub use model::{Edge, EdgeKind, Graph, SymbolInfo, Target};
+pub use resolve::RESOLVED;

@@ -200,3 +200,41 @@ fn the_rendered_report_respects_its_token_budget() {
     assert!(small.contains("BREAKS shop/checkout.py:69"), "{small}");
     assert!(small.contains("more lines omitted"), "{small}");
 }
+
+#[test]
+fn a_javascript_parameter_named_self_is_an_ordinary_parameter() {
+    // undici's `addSignal(self, signal)`: not a receiver, so dropping
+    // `signal` breaks a caller that passes two arguments, and a caller
+    // updated to pass one is fine.
+    let def = "function addSignal (self, signal) {\n  self.signal = signal\n}\nmodule.exports = { addSignal }\n";
+    let call = "const { addSignal } = require('./abort-signal')\nfunction connect (signal) {\n  addSignal(this, signal)\n}\nmodule.exports = { connect }\n";
+    let files = vec![
+        ("lib/abort-signal.js".to_string(), def.to_string()),
+        ("lib/connect.js".to_string(), call.to_string()),
+    ];
+    let (base, _) = build(files, None);
+    let new_def = def.replace("(self, signal)", "(self)");
+    let (head, _) = overlay(&base, &[("lib/abort-signal.js".to_string(), Some(new_def.clone()))]);
+    let diffs = diff("lib/abort-signal.js", def, &new_def);
+    let report = impact(&base, &head, &diffs, ImpactOptions::default());
+    let broken: Vec<(&str, u32)> = report
+        .changed
+        .iter()
+        .flat_map(|c| &c.broken_calls)
+        .map(|b| (b.path.as_str(), b.line))
+        .collect();
+    assert_eq!(broken, [("lib/connect.js", 3)], "{report:?}");
+
+    let new_call = call.replace("addSignal(this, signal)", "addSignal(this)");
+    let (head, _) = overlay(
+        &base,
+        &[
+            ("lib/abort-signal.js".to_string(), Some(new_def.clone())),
+            ("lib/connect.js".to_string(), Some(new_call.clone())),
+        ],
+    );
+    let mut diffs = diff("lib/abort-signal.js", def, &new_def);
+    diffs.extend(diff("lib/connect.js", call, &new_call));
+    let report = impact(&base, &head, &diffs, ImpactOptions::default());
+    assert!(report.changed.iter().all(|c| c.broken_calls.is_empty()), "{report:?}");
+}

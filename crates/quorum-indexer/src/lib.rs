@@ -184,6 +184,7 @@ impl Handler for IndexHandler {
                     commit = %commit,
                     files_changed = stats.files_changed,
                     files_deleted = stats.files_deleted,
+                    files_skipped = stats.files_skipped,
                     chunks = stats.chunks,
                     embed_secs = stats.embed_secs,
                     "search index updated"

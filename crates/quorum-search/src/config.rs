@@ -64,6 +64,11 @@ pub struct SearchArgs {
     /// Threads the in-process model uses.
     #[arg(long, env = "QUORUM_EMBED_THREADS", default_value_t = 2)]
     pub embed_threads: usize,
+    /// Tokens of each chunk the in-process model reads (the rest is cut;
+    /// the sparse vector still covers the whole chunk). Part of the index's
+    /// model id: changing it rebuilds the index.
+    #[arg(long, env = "QUORUM_EMBED_MAX_TOKENS", default_value_t = crate::embed::MAX_TOKENS)]
+    pub embed_max_tokens: usize,
 }
 
 fn cache_dir() -> PathBuf {
@@ -103,9 +108,10 @@ impl SearchArgs {
                 batch: self.embed_batch,
                 timeout: Duration::from_secs(120),
             })?)),
-            None => Ok(Arc::new(OnnxEmbedder::load(
+            None => Ok(Arc::new(OnnxEmbedder::load_with_budget(
                 &OnnxFiles::in_dir(&self.model_dir()),
                 self.embed_threads,
+                self.embed_max_tokens,
             )?)),
         }
     }

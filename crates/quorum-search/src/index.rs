@@ -43,6 +43,8 @@ pub struct IndexStats {
     pub files_changed: usize,
     pub files_deleted: usize,
     pub chunks: usize,
+    /// Files left out as vendored, generated or minified ([`crate::skip`]).
+    pub files_skipped: usize,
     pub embed_secs: f64,
     pub upsert_secs: f64,
     /// Files of each kind changed, for tests and the CLI.
@@ -203,6 +205,11 @@ impl HybridIndex {
             let mut present = HashSet::new();
             for f in files.iter().filter(|f| f.kind() == Some(kind)) {
                 stats.files += 1;
+                // Left out, and so deleted if an earlier pass indexed it.
+                if crate::skip::not_worth_indexing(&f.path, &f.text).is_some() {
+                    stats.files_skipped += 1;
+                    continue;
+                }
                 present.insert(f.path.as_str());
                 let hash = sha256(&f.text);
                 if existing.get(&f.path) == Some(&hash) {

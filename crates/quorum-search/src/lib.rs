@@ -24,6 +24,7 @@ pub mod fusion;
 pub mod index;
 pub mod reviews;
 pub mod server;
+pub mod skip;
 pub mod sparse;
 pub mod store;
 pub mod testing;

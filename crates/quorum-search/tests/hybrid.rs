@@ -268,6 +268,34 @@ async fn index_contract(store: Arc<dyn VectorStore>, model: Arc<dyn Embedder>) {
         hits.iter().all(|h| h.path != "shop/pagination.py"),
         "deleted file still indexed"
     );
+
+    // Vendored and minified copies are left out: counted, never embedded,
+    // never an answer.
+    let mut with_copies = edited.clone();
+    let money = edited.iter().find(|f| f.path == "shop/money.py").unwrap();
+    for path in ["shop/vendor/money.py", "static/money.min.js"] {
+        let mut copy = money.clone();
+        copy.path = path.to_string();
+        with_copies.push(copy);
+    }
+    let before = counting.count();
+    let stats = index.index(REPO, "c3", &with_copies, &|_, _| {}).await.unwrap();
+    assert_eq!(
+        (stats.files_skipped, stats.chunks, counting.count() - before),
+        (2, 0, 0),
+        "{stats:?}"
+    );
+    let hits = index
+        .search(REPO, "zebra_cents_checksum", &SearchOptions::new(Kind::Code, 10))
+        .await
+        .unwrap();
+    assert!(hits[0].text.contains("zebra_cents_checksum"));
+    assert!(
+        hits.iter()
+            .all(|h| !h.path.contains("vendor/") && !h.path.ends_with(".min.js")),
+        "{:#?}",
+        brief(&hits)
+    );
 }
 
 #[tokio::test]

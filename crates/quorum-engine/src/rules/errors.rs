@@ -19,8 +19,7 @@ use std::sync::LazyLock;
 use quorum_core::{Category, FileDiff, Hunk, Severity};
 use regex::Regex;
 
-use super::scope::{enclosing_braces, lines_of};
-use super::{Hit, Rule, RuleMeta, new_side, old_side, removed_with_anchor};
+use super::{Context, Hit, Rule, RuleMeta, new_side, old_side, reraise_removed};
 use crate::lang::{Family, indent};
 
 pub struct SwallowedException;
@@ -36,7 +35,7 @@ caller cannot tell it failed, and the failure is at best a log line. Re-raise (p
 return an explicit error the caller must handle.",
 };
 
-static EXCEPT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*except\b([^:]*):\s*(#.*)?$").unwrap());
+pub(super) static EXCEPT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*except\b([^:]*):\s*(#.*)?$").unwrap());
 static BROAD: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*(\(?\s*(Exception|BaseException)\s*\)?)?\s*(as\s+\w+)?\s*$").unwrap());
 static AS_NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s+as\s+\w+\s*$").unwrap());
@@ -61,7 +60,7 @@ fn block<'a>(lines: &[(u32, &'a str, bool)], at: usize) -> Option<Vec<(u32, &'a 
 
 /// Whether a body propagates the error: re-raises, exits, or returns an
 /// explicit error value.
-fn propagates(stmts: &[&str]) -> bool {
+pub(super) fn propagates(stmts: &[&str]) -> bool {
     stmts.iter().any(|s| {
         s.starts_with("raise")
             || s.contains("sys.exit")
@@ -106,12 +105,12 @@ fn removed_propagation<'a>(h: &'a Hunk, clause: &str, level: usize) -> Option<&'
 }
 
 /// JavaScript/TypeScript and Java: `} catch (e) {` / `catch (IOException e) {` / `catch {`.
-static CATCH: LazyLock<Regex> =
+pub(super) static CATCH: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*(?:\}\s*)?catch\s*(?:\(([^)]*)\))?\s*\{\s*(?://.*)?$").unwrap());
 
 /// Whether a brace-language catch body passes the error on: `throw`, a
 /// rejection, an exit, an error return, or an error handed to a callback.
-fn propagates_braced(stmts: &[&str]) -> bool {
+pub(super) fn propagates_braced(stmts: &[&str]) -> bool {
     stmts.iter().any(|s| {
         s.starts_with("throw")
             || s.contains("reject(")
@@ -135,7 +134,7 @@ fn caught_braced(clause: &str) -> String {
 
 static FINALLY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(?:\}\s*)?finally\s*\{").unwrap());
 /// `throw err;`: the caught error passed on unchanged.
-static RETHROW: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*throw\s+([\w$]+)\s*;?\s*$").unwrap());
+pub(super) static RETHROW: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*throw\s+([\w$]+)\s*;?\s*$").unwrap());
 
 /// A removed `finally` at `level` that no `finally` on the new side of the
 /// hunk replaces: the block that let every error through is gone.
@@ -147,50 +146,6 @@ fn finally_replaced(h: &Hunk, level: usize) -> Option<&str> {
         .iter()
         .any(|(_, t, _)| FINALLY.is_match(t) && indent(t) == level);
     (!kept).then_some(gone.1.trim())
-}
-
-/// A removed `throw err;` whose `catch (err)` opens above the hunk: the
-/// head file gives the whole catch block, which must no longer propagate.
-fn rethrow_removed_above(file: &FileDiff, head: &str) -> Vec<Hit> {
-    let mut hits = Vec::new();
-    for h in &file.hunks {
-        for (anchor, text) in removed_with_anchor(h) {
-            let Some(thrown) = RETHROW.captures(text) else { continue };
-            let Some(block) = enclosing_braces(head, anchor) else {
-                continue;
-            };
-            let body = lines_of(head, block);
-            let Some(c) = body.first().and_then(|l| CATCH.captures(l)) else {
-                continue;
-            };
-            let binding = c
-                .get(1)
-                .map_or("", |m| m.as_str())
-                .split_whitespace()
-                .last()
-                .unwrap_or("");
-            // Only a rethrow of the caught error itself: `throw other` was
-            // a different decision.
-            if binding != &thrown[1] {
-                continue;
-            }
-            let stmts: Vec<&str> = body[1..].iter().map(|t| t.trim()).filter(|t| !t.is_empty()).collect();
-            if propagates_braced(&stmts) {
-                continue;
-            }
-            let mut hit = Hit::at(
-                anchor.min(block.close),
-                format!(
-                    "{} … the change removed `{}`, and the block no longer passes the error on",
-                    body[0].trim(),
-                    text.trim()
-                ),
-            );
-            hit.confidence = Some(0.85);
-            hits.push(hit);
-        }
-    }
-    hits
 }
 
 /// Brace languages: a catch block whose `throw` (or other propagation) the
@@ -238,13 +193,19 @@ fn braced(file: &FileDiff, head: Option<&str>) -> Vec<Hit> {
         }
     }
     if let Some(head) = head {
-        for hit in rethrow_removed_above(file, head) {
-            if hits.iter().all(|h| h.line.abs_diff(hit.line) > 3) {
-                hits.push(hit);
-            }
-        }
+        add_apart(&mut hits, reraise_removed::braced(file, head));
     }
     hits
+}
+
+/// Adds each of `more` not within three lines of a hit already there (the
+/// same swallow seen from the hunk and from the head file).
+fn add_apart(hits: &mut Vec<Hit>, more: Vec<Hit>) {
+    for hit in more {
+        if hits.iter().all(|h| h.line.abs_diff(hit.line) > 3) {
+            hits.push(hit);
+        }
+    }
 }
 
 impl Rule for SwallowedException {
@@ -252,11 +213,11 @@ impl Rule for SwallowedException {
         &META
     }
     fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit> {
-        self.check_with_head(file, lang, None)
+        self.check_in(file, lang, &Context::default())
     }
-    fn check_with_head(&self, file: &FileDiff, lang: Family, head: Option<&str>) -> Vec<Hit> {
+    fn check_in(&self, file: &FileDiff, lang: Family, ctx: &Context<'_>) -> Vec<Hit> {
         if matches!(lang, Family::JavaScript | Family::Java) {
-            return braced(file, head);
+            return braced(file, ctx.head);
         }
         if lang != Family::Python {
             return vec![];
@@ -285,6 +246,9 @@ impl Rule for SwallowedException {
                     hits.push(hit);
                 }
             }
+        }
+        if let Some(head) = ctx.head {
+            add_apart(&mut hits, reraise_removed::python(file, head));
         }
         hits
     }
@@ -568,18 +532,150 @@ mod tests {
         let head = "function parse(v, prev) {\n  try {\n    return fn(v, prev);\n  } catch (err) {\n    if (err.code === 'invalid') {\n      report(err);\n    }\n    return prev;\n  }\n}\n";
         // The helper numbers the hunk from line 1; in the head it starts at 5.
         let d = renumber(d, 4);
-        let hits = SwallowedException.check_with_head(&d, Family::JavaScript, Some(head));
+        let hits = SwallowedException.check_in(&d, Family::JavaScript, &with_head(head));
         assert_eq!(hits.iter().map(|h| h.line).collect::<Vec<_>>(), [8], "{hits:?}");
-        // A different error thrown (`throw new X`) or a block that still
-        // throws elsewhere is not reported.
-        let still = head.replace("report(err)", "throw wrap(err)");
+        // A throw left in one branch covers that branch only: the path
+        // past it, which rethrew, now returns.
+        let branch = head.replace("report(err)", "throw wrap(err)");
+        assert_eq!(
+            SwallowedException
+                .check_in(&d, Family::JavaScript, &with_head(&branch))
+                .len(),
+            1
+        );
+        // A block that still throws on its own path is not reported.
+        let still = head.replace("    return prev;\n", "    throw wrap(err);\n");
         assert!(
             SwallowedException
-                .check_with_head(&d, Family::JavaScript, Some(&still))
+                .check_in(&d, Family::JavaScript, &with_head(&still))
                 .is_empty()
         );
         // Without the head file nothing is claimed.
         assert!(SwallowedException.check(&d, Family::JavaScript).is_empty());
+    }
+
+    fn with_head(head: &str) -> Context<'_> {
+        Context {
+            head: Some(head),
+            ..Context::default()
+        }
+    }
+
+    #[test]
+    fn a_reraise_removed_from_a_branch_of_the_handler() {
+        // click's shape: the handler re-raises on one branch only; the hunk
+        // shows the branch, not the handler.
+        let d = renumber(
+            diff(
+                "o.py",
+                &[
+                    "         if e.errno != errno.EPIPE:",
+                    "-            raise",
+                    "+            pass",
+                    "     return written",
+                ],
+            ),
+            4,
+        );
+        let head = "def echo(data):\n    try:\n        written = out.write(data)\n    except OSError as e:\n        if e.errno != errno.EPIPE:\n            pass\n    return written\n";
+        let hits = SwallowedException.check_in(&d, Family::Python, &with_head(head));
+        assert_eq!(hits.iter().map(|h| h.line).collect::<Vec<_>>(), [6], "{hits:?}");
+        assert!(
+            hits[0].detail.contains("`if e.errno != errno.EPIPE:` no longer"),
+            "{hits:?}"
+        );
+        // The hunk alone cannot tell: no claim without the head.
+        assert!(SwallowedException.check(&d, Family::Python).is_empty());
+        // A branch that still raises something else is passing it on.
+        let wrapped = head.replace("            pass", "            raise WriteError(e)");
+        assert!(
+            SwallowedException
+                .check_in(&d, Family::Python, &with_head(&wrapped))
+                .is_empty()
+        );
+        // Outside a handler a removed `raise` is not a swallowed error.
+        let plain = head.replace("    except OSError as e:", "    if failed:");
+        assert!(
+            SwallowedException
+                .check_in(&d, Family::Python, &with_head(&plain))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_reraise_removed_past_a_branch_that_raises() {
+        // marshmallow's shape: one branch wraps the error, the rest re-raise
+        // it; removing the re-raise swallows every error but the wrapped one.
+        let d = renumber(
+            diff(
+                "s.py",
+                &[
+                    "             raise TypeError(msg) from error",
+                    "-        raise error",
+                    "+        pass",
+                    "     self.bind(name)",
+                ],
+            ),
+            5,
+        );
+        let head = "def bind(self, name):\n    try:\n        self.field.bind(name)\n    except TypeError as error:\n        if isinstance(self.field, type):\n            raise TypeError(msg) from error\n        pass\n    self.bind(name)\n";
+        let hits = SwallowedException.check_in(&d, Family::Python, &with_head(head));
+        assert_eq!(hits.iter().map(|h| h.line).collect::<Vec<_>>(), [7], "{hits:?}");
+        assert!(hits[0].detail.contains("the handler no longer"), "{hits:?}");
+    }
+
+    #[test]
+    fn a_reraise_moved_within_the_handler_is_not_a_swallow() {
+        // `if strict: raise` / `return default` became
+        // `if not strict: return default` / `raise`.
+        let d = renumber(
+            diff(
+                "o.py",
+                &[
+                    "     except KeyError:",
+                    "-        if strict:",
+                    "-            raise",
+                    "-        return default",
+                    "+        if not strict:",
+                    "+            return default",
+                    "+        raise",
+                ],
+            ),
+            2,
+        );
+        let head = "def get(d, k, strict, default):\n    try:\n        return d[k]\n    except KeyError:\n        if not strict:\n            return default\n        raise\n";
+        assert!(
+            SwallowedException
+                .check_in(&d, Family::Python, &with_head(head))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_rethrow_removed_from_a_branch_of_a_catch() {
+        let d = renumber(
+            diff(
+                "p.ts",
+                &[
+                    "     if (err.code !== 'ENOENT') {",
+                    "-      throw err;",
+                    "+      console.error(err);",
+                    "     }",
+                    "   }",
+                ],
+            ),
+            4,
+        );
+        let head = "function load(p) {\n  try {\n    return read(p);\n  } catch (err) {\n    if (err.code !== 'ENOENT') {\n      console.error(err);\n    }\n  }\n}\n";
+        let hits = SwallowedException.check_in(&d, Family::JavaScript, &with_head(head));
+        assert_eq!(hits.iter().map(|h| h.line).collect::<Vec<_>>(), [6], "{hits:?}");
+        // Not under a catch: nothing to swallow.
+        let plain = head.replace("} catch (err) {", "} finally {");
+        assert!(
+            SwallowedException
+                .check_in(&d, Family::JavaScript, &with_head(&plain))
+                .is_empty()
+        );
     }
 
     /// `d` with every line number moved down by `by`.

@@ -12,7 +12,7 @@ use quorum_core::{Category, FileDiff, LineKind, Severity};
 use regex::Regex;
 
 use super::scope::{Block, enclosing_braces, enclosing_def, lines_of};
-use super::{Hit, Rule, RuleMeta, removed_with_anchor};
+use super::{Context, Hit, Rule, RuleMeta, removed_with_anchor};
 use crate::lang::Family;
 
 pub struct ReceiverReturnRemoved;
@@ -48,8 +48,8 @@ impl Rule for ReceiverReturnRemoved {
         // Without the head file the method's remaining body is unknown.
         vec![]
     }
-    fn check_with_head(&self, file: &FileDiff, lang: Family, head: Option<&str>) -> Vec<Hit> {
-        let Some(head) = head else { return vec![] };
+    fn check_in(&self, file: &FileDiff, lang: Family, ctx: &Context<'_>) -> Vec<Hit> {
+        let Some(head) = ctx.head else { return vec![] };
         let pattern: &Regex = match lang {
             Family::JavaScript => &RETURN_THIS,
             Family::Python => &RETURN_SELF,
@@ -120,7 +120,14 @@ mod tests {
     fn hits(path: &str, lines: &[&str], head: &str) -> Vec<u32> {
         let lang = Family::of(path);
         ReceiverReturnRemoved
-            .check_with_head(&diff(path, lines), lang, Some(head))
+            .check_in(
+                &diff(path, lines),
+                lang,
+                &Context {
+                    head: Some(head),
+                    ..Context::default()
+                },
+            )
             .into_iter()
             .map(|h| h.line)
             .collect()

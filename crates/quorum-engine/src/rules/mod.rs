@@ -5,23 +5,26 @@
 
 pub mod arith;
 pub mod authz;
+pub mod await_removed;
 pub mod condition_changed;
 mod condition_edits;
 pub mod crypto;
 pub mod defaults;
 pub mod errors;
+pub mod finally_removed;
 pub mod fluent;
 pub mod index_past_end;
 pub mod injection;
 pub mod network;
 pub mod offset_shift;
 pub mod overflow_wraps;
+mod reraise_removed;
 pub mod scope;
 pub mod untested;
 
 use quorum_core::{AgentRole, Category, Evidence, FileDiff, Finding, Hunk, LineKind, Severity};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::documentation::documentation_lines;
 use crate::lang::Family;
@@ -64,16 +67,25 @@ impl Hit {
     }
 }
 
+/// What a rule may know beyond one file's diff.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context<'a> {
+    /// The file's head content: the block a hunk sits in (a `catch` whose
+    /// opening line is outside the hunk). `None` when it could not be read.
+    pub head: Option<&'a str>,
+    /// Functions the change made synchronous (an `async` dropped from their
+    /// definition), in any file of the change, by name.
+    pub made_sync: Option<&'a BTreeSet<String>>,
+}
+
 /// A deterministic check over one file's diff.
 pub trait Rule: Sync {
     fn meta(&self) -> &'static RuleMeta;
     fn check(&self, file: &FileDiff, lang: Family) -> Vec<Hit>;
-    /// The same check with the file's head content, for rules that must see
-    /// the block a hunk sits in (a `catch` whose opening line is outside
-    /// the hunk). `head` is `None` when it could not be read; the default
-    /// ignores it.
-    fn check_with_head(&self, file: &FileDiff, lang: Family, head: Option<&str>) -> Vec<Hit> {
-        let _ = head;
+    /// The same check with what else is known about the change; the
+    /// default ignores it.
+    fn check_in(&self, file: &FileDiff, lang: Family, ctx: &Context<'_>) -> Vec<Hit> {
+        let _ = ctx;
         self.check(file, lang)
     }
 }
@@ -88,6 +100,7 @@ pub fn run_rules(
     agent: AgentRole,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
+    let made_sync = await_removed::made_sync(diffs);
     for file in diffs {
         let lang = Family::of(&file.path);
         if file.binary || !lang.is_code() {
@@ -95,8 +108,12 @@ pub fn run_rules(
         }
         let head = head_files.get(&file.path).map(String::as_str);
         let docs = head.map(|src| documentation_lines(&file.path, src)).unwrap_or_default();
+        let ctx = Context {
+            head,
+            made_sync: Some(&made_sync),
+        };
         for rule in rules {
-            for hit in rule.check_with_head(file, lang, head) {
+            for hit in rule.check_in(file, lang, &ctx) {
                 if !docs.contains(&hit.line) {
                     out.push(to_finding(rule.meta(), &file.path, hit, agent));
                 }

@@ -35,6 +35,11 @@ fn paren_after(line: &str, at: usize) -> Option<usize> {
     if rest.starts_with('(') {
         return Some(at);
     }
+    // `function name (a, b) {`: standard style's space before the parameters.
+    let spaced = rest.trim_start_matches(' ');
+    if spaced.len() < rest.len() && spaced.starts_with('(') {
+        return Some(at + rest.len() - spaced.len());
+    }
     if !rest.starts_with('<') {
         return None;
     }

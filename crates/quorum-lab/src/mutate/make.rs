@@ -55,13 +55,14 @@ pub(super) struct Mutant {
 }
 
 /// The classes the harness makes, in report order.
-pub(super) const CLASSES: [&str; 7] = [
+pub(super) const CLASSES: [&str; 8] = [
     "rename",
     "add-param",
     "remove-param",
     "reorder",
     "options-object",
     "return-none",
+    "return-shape",
     "swap-args",
 ];
 
@@ -115,6 +116,48 @@ fn swap_at_a_call(site: &Site, files: &BTreeMap<String, String>) -> Result<(Muta
             callers,
         },
     ))
+}
+
+/// `return-shape`: every `return { … }` in lines `from..to` of a
+/// function becomes `return { value: { … } }` — the same data one level
+/// down, so a caller reading `f().key` gets undefined. `None` when a
+/// returned object does not close within the function.
+fn wrap_returned_objects(lines: &[&str], from: usize, to: usize) -> Option<String> {
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let mut wrapped = 0;
+    let mut i = from;
+    while i < to {
+        let Some(at) = out[i].find("return {") else {
+            i += 1;
+            continue;
+        };
+        let open = at + "return ".len();
+        // The matching `}`, across lines (braces in strings are rare in
+        // returned literals; a miscount fails to close and is not made).
+        let (mut depth, mut close) = (0i32, None);
+        'scan: for (k, line) in out.iter().enumerate().take(to).skip(i) {
+            let start = if k == i { open } else { 0 };
+            for (j, c) in line[start..].char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = Some((k, start + j));
+                            break 'scan;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let (k, j) = close?;
+        out[k].insert_str(j + 1, " }");
+        out[i].insert_str(open, "{ value: ");
+        wrapped += 1;
+        i = k + 1;
+    }
+    (wrapped > 0).then(|| out.join("\n"))
 }
 
 /// The mutation and its inverse control for one site, or why not.
@@ -284,6 +327,26 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
                 Box::new(move |l: &str| guard_call(l, &site.name, python)),
             )
         }
+        "return-shape" => {
+            if !js {
+                return Err("the graph reads result keys in JavaScript/TypeScript only (not claimed elsewhere)".into());
+            }
+            if site.return_keys.is_empty() {
+                return Err("not every return is an object literal with plain keys".into());
+            }
+            if !site.keys_read {
+                return Err("no caller in another file reads a key of the result".into());
+            }
+            let end = (site.end_line as usize).min(lines.len());
+            (
+                wrap_returned_objects(&lines, at, end).ok_or("no `return {` whose object closes in the function")?,
+                None,
+                Box::new(|l: &str| {
+                    let (_, _, close) = find_call(l, &site.name)?;
+                    Some(format!("{}.value{}", &l[..=close], &l[close + 1..]))
+                }),
+            )
+        }
         other => return Err(format!("unknown class {other}")),
     };
     let moved = |path: &str, line: u32| -> u32 {
@@ -300,7 +363,14 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
     // The control: every caller updated too.
     let mut edited: BTreeMap<String, String> = BTreeMap::new();
     edited.insert(site.path.clone(), mutated);
-    for (path, line) in &callers {
+    for ((path, line), original) in callers.iter().zip(&site.callers) {
+        // A rename's control leaves alone a call the graph matched only by
+        // a name other definitions share: renaming it would rename a call
+        // of another class's method, and make the new name unique, which
+        // the graph then resolves to this definition.
+        if class == "rename" && site.shared_name_callers.contains(original) {
+            continue;
+        }
         let current = edited
             .get(path)
             .cloned()
@@ -319,4 +389,32 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
             callers,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn returned_objects_are_wrapped_one_level_down() {
+        let f = [
+            "function parse(s) {",
+            "  if (!s) return { ok: false };",
+            "  return {",
+            "    ok: true,",
+            "    value: { s },",
+            "  };",
+            "}",
+        ];
+        assert_eq!(
+            wrap_returned_objects(&f, 0, 7).unwrap(),
+            "function parse(s) {\n  if (!s) return { value: { ok: false } };\n  return { value: {\n    ok: true,\n    value: { s },\n  } };\n}"
+        );
+        // An object that does not close inside the function is not made.
+        assert_eq!(wrap_returned_objects(&f, 0, 4), None);
+        assert_eq!(
+            wrap_returned_objects(&["function f() {", "  return 1;", "}"], 0, 3),
+            None
+        );
+    }
 }

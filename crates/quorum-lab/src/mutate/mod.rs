@@ -12,7 +12,11 @@
 //! callers still passing it), `reorder` (the first two parameters swapped),
 //! `options-object` (the last parameter destructured from an object),
 //! `return-none` (an early `return None` / `return null`, where a caller
-//! uses the result) and `swap-args` (two arguments swapped at one call).
+//! uses the result), `return-shape` (an object result wrapped in another,
+//! where a caller reads its keys) and `swap-args` (two arguments swapped
+//! at one call);
+//! and the statement classes the rules claim (`statements`):
+//! `invert-condition`, `drop-reraise`, `drop-await`, `remove-finally`.
 //! docs/generality.md describes each and its control. A site is sampled
 //! uniformly (seeded). A
 //! mutation that cannot be made textually on one line (a multi-line
@@ -59,8 +63,18 @@ struct Site {
     /// chosen for having at least one in another file; the control
     /// updates them all).
     callers: Vec<(String, u32)>,
+    /// The callers the graph matched by a name other symbols also have
+    /// (its receiver's type unknown): maybe calls of another definition.
+    shared_name_callers: Vec<(String, u32)>,
     /// Whether it can already return `None`/`null` (the graph's fact).
     returns_none: bool,
+    /// Its last line (1-based).
+    end_line: u32,
+    /// The keys every `return` gives, when each returns an object literal
+    /// with plain keys (the graph's fact; JavaScript/TypeScript).
+    return_keys: Vec<String>,
+    /// Whether a caller in another file reads one of those keys from the result.
+    keys_read: bool,
 }
 
 /// One class's outcome.
@@ -144,13 +158,39 @@ fn sites(g: &Graph) -> Vec<Site> {
         if !callers.iter().any(|(p, _)| p != s.path) || s.name.len() < 3 {
             continue;
         }
+        // Lines with a resolved call too (`self.f() == other.f()`) are
+        // this definition's: the control renames every call on them.
+        let resolved: Vec<(String, u32)> = g
+            .incoming(id)
+            .filter(|e| e.kind == quorum_graph::EdgeKind::Calls && e.confidence >= quorum_graph::RESOLVED)
+            .map(|e| (g.symbol(e.from).path.to_string(), e.line))
+            .collect();
+        let shared_name_callers: Vec<(String, u32)> = if g.named(s.name).len() > 1 {
+            g.incoming(id)
+                .filter(|e| e.kind == quorum_graph::EdgeKind::Calls && e.confidence < quorum_graph::RESOLVED)
+                .map(|e| (g.symbol(e.from).path.to_string(), e.line))
+                .filter(|at| !resolved.contains(at))
+                .collect()
+        } else {
+            vec![]
+        };
+        let return_keys = g.fact(id).and_then(|f| f.return_keys.clone()).unwrap_or_default();
+        let keys_read = g
+            .incoming(id)
+            .filter(|e| e.kind == quorum_graph::EdgeKind::Calls && g.symbol(e.from).path != s.path)
+            .filter_map(|e| g.call_of(e))
+            .any(|c| c.result_keys.iter().any(|k| return_keys.contains(k)));
         out.push(Site {
             qname: s.qname.clone(),
             name: s.name.to_string(),
             path: s.path.to_string(),
             start_line: s.start_line,
             callers,
+            shared_name_callers,
             returns_none: s.returns_none,
+            end_line: s.end_line,
+            return_keys,
+            keys_read,
         });
     }
     out
@@ -403,7 +443,7 @@ mod tests {
                 .find(|s| s.name == "rate")
                 .expect("rate has a caller in the cart");
             for class in CLASSES {
-                if class == "options-object" && site.path.ends_with(".py") {
+                if matches!(class, "options-object" | "return-shape") && site.path.ends_with(".py") {
                     assert!(make(class, site, &files).is_err(), "not claimed for Python");
                     continue;
                 }
