@@ -54,6 +54,14 @@ pub enum MemoryCommand {
         /// Answers that cannot change are kept here between runs.
         #[arg(long, env = "QUORUM_HTTP_CACHE")]
         cache_dir: Option<PathBuf>,
+        /// A checkout of the default branch: every line of code evidence was
+        /// given on is looked up in it, and an item whose lines are all gone
+        /// turns stale (as the indexer does on each push).
+        #[arg(long)]
+        checkout: Option<PathBuf>,
+        /// The commit `--checkout` holds (default: its `HEAD`, read with git).
+        #[arg(long, requires = "checkout")]
+        commit: Option<String>,
         /// The hybrid index whose `reviews` collection the threads are
         /// embedded into (`--search off`: memory state only).
         #[command(flatten)]
@@ -254,6 +262,31 @@ impl Checkpoint for Saver<'_> {
     }
 }
 
+/// Checks every line evidence was given on against the files of a local
+/// checkout: only the files those lines name are read; a path that is not
+/// there (or could not be: `../x`) counts as deleted.
+fn check_sources_in(
+    dir: &std::path::Path,
+    commit: &str,
+    st: &mut quorum_memory::MemoryState,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<quorum_memory::SourceCheck> {
+    let paths: std::collections::BTreeSet<String> = st.sources().into_iter().map(|s| s.path.clone()).collect();
+    let mut read = Vec::new();
+    for p in paths {
+        if quorum_scm::validate_path(&p).is_err() {
+            continue;
+        }
+        match std::fs::read_to_string(dir.join(&p)) {
+            Ok(text) => read.push((p, text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(anyhow::anyhow!("--checkout: reading {p}: {e}")),
+        }
+    }
+    let files: std::collections::BTreeMap<&str, &str> = read.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    Ok(st.check_sources(&files, commit, now))
+}
+
 /// Runs one `quorum memory` command; `Ok(false)` when it did its work but
 /// some of it failed (the exit code says so).
 pub async fn run(cmd: MemoryCommand) -> anyhow::Result<bool> {
@@ -268,8 +301,27 @@ pub async fn run(cmd: MemoryCommand) -> anyhow::Result<bool> {
             max_prs,
             concurrency,
             cache_dir,
+            checkout,
+            commit,
             search: search_args,
         } => {
+            // The checkout's commit first: a wrong directory fails before any request.
+            let checkout_commit = match (&checkout, commit) {
+                (Some(_), Some(c)) => Some(c),
+                (Some(dir), None) => Some(
+                    quorum_scm::LocalGit::open(dir)
+                        .with_context(|| {
+                            format!(
+                                "--checkout {}: pass --commit if it is not a git checkout",
+                                dir.display()
+                            )
+                        })?
+                        .resolve("HEAD")
+                        .await
+                        .with_context(|| format!("--checkout {}: reading HEAD", dir.display()))?,
+                ),
+                (None, _) => None,
+            };
             let since = since.map(|s| normalise_since(&s)).transpose()?;
             let cache = match cache_dir {
                 Some(d) => quorum_scm::HttpCache::on_disk(&d).with_context(|| format!("cache {}", d.display()))?,
@@ -311,6 +363,18 @@ pub async fn run(cmd: MemoryCommand) -> anyhow::Result<bool> {
                     bar.update(d, t)
                 })
                 .await?;
+                if let (Some(dir), Some(commit)) = (&checkout, &checkout_commit) {
+                    let checked = check_sources_in(dir, commit, &mut st, now)?;
+                    saver.save(&st).await.map_err(anyhow::Error::msg)?;
+                    println!(
+                        "sources checked against {} at {}: {} lines, {} newly gone, {} back",
+                        dir.display(),
+                        &commit[..commit.len().min(12)],
+                        checked.checked,
+                        checked.newly_gone,
+                        checked.back
+                    );
+                }
                 anyhow::Ok((summary, st))
             }
             .await;

@@ -452,3 +452,80 @@ async fn ingest_reads_gitlab_when_gitlab_is_configured() {
         text(&both)
     );
 }
+
+/// `--checkout`: the lines a learned item was given on are looked up in a
+/// checkout of the default branch; when all are gone the item is stale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ingest_checks_the_evidences_lines_against_a_checkout() {
+    let emu = GitHubEmulator::with_token(TOKEN).await;
+    for (id, pr, path, line) in [
+        (201, 2, "scripts/a.py", "cur.execute(f\"DROP TABLE {name}\")"),
+        (301, 3, "scripts/b.py", "cur.execute(f\"TRUNCATE {table}\")"),
+    ] {
+        emu.add_past_comment(
+            REPO,
+            PastReviewComment::new(id, pr, "quorum[bot]", "NONE", path, QUORUM_SQL, "2026-01-05T10:00:00Z")
+                .reacted("maint", "-1")
+                .on_hunk(&format!("@@ -0,0 +1,2 @@\n+def drop(cur, name):\n+    {line}")),
+        );
+        emu.set_merged(REPO, pr);
+    }
+    emu.set_permission(REPO, "maint", "maintain");
+    let state = tempfile::tempdir().unwrap();
+    let checkout = tempfile::tempdir().unwrap();
+    let co = checkout.path();
+    std::fs::create_dir_all(co.join("scripts")).unwrap();
+    std::fs::write(
+        co.join("scripts/a.py"),
+        "def drop(cur, name):\n    cur.execute(f\"DROP TABLE {name}\")\n",
+    )
+    .unwrap();
+    std::fs::write(
+        co.join("scripts/b.py"),
+        "def drop(cur, table):\n    cur.execute(f\"TRUNCATE {table}\")\n",
+    )
+    .unwrap();
+
+    let url = emu.url();
+    let (d, c) = (state.path().to_path_buf(), co.to_path_buf());
+    let (not_git, first, list1, second, list2) = tokio::task::spawn_blocking(move || {
+        let e = GitHubEmulatorUrl(url);
+        let ingest = |commit: Option<&str>| {
+            let mut args = vec!["ingest".to_string(), "--checkout".into(), c.display().to_string()];
+            if let Some(commit) = commit {
+                args.extend(["--commit".to_string(), commit.to_string()]);
+            }
+            e.run_owned(&d, args)
+        };
+        let not_git = ingest(None);
+        let first = ingest(Some("c1c1c1c1c1c1"));
+        let list1 = e.run(&d, &["list", "--json"]);
+        // Both lines rewritten on the default branch.
+        std::fs::write(
+            c.join("scripts/a.py"),
+            "def drop(cur, name):\n    cur.execute(sql.drop(name))\n",
+        )
+        .unwrap();
+        std::fs::remove_file(c.join("scripts/b.py")).unwrap();
+        let second = ingest(Some("c2c2c2c2c2c2"));
+        let list2 = e.run(&d, &["list", "--json"]);
+        (not_git, first, list1, second, list2)
+    })
+    .await
+    .unwrap();
+    assert!(!not_git.status.success());
+    assert!(text(&not_git).contains("pass --commit"), "{}", text(&not_git));
+    assert!(first.status.success(), "{}", text(&first));
+    assert!(
+        text(&first).contains("2 lines, 0 newly gone, 0 back"),
+        "{}",
+        text(&first)
+    );
+    let items: serde_json::Value = serde_json::from_slice(&list1.stdout).unwrap();
+    assert_eq!(items[0]["status"], "active", "{items}");
+    assert!(second.status.success(), "{}", text(&second));
+    assert!(text(&second).contains("2 lines, 2 newly gone"), "{}", text(&second));
+    let items: serde_json::Value = serde_json::from_slice(&list2.stdout).unwrap();
+    assert_eq!(items[0]["status"], "suggested", "{items}");
+    assert!(items.to_string().contains("stale"), "{items}");
+}

@@ -92,6 +92,13 @@ pub(super) fn replace_line(text: &str, index: usize, new: &str) -> String {
     lines.join("\n")
 }
 
+/// Where every whole-word `name` that opens a call starts, in order.
+pub(super) fn call_starts(line: &str, name: &str) -> Vec<usize> {
+    word_starts(line, name)
+        .filter(|&i| paren_after(line, i + name.len()).is_some())
+        .collect()
+}
+
 /// Where the first whole-word `name` that opens a call or signature starts
 /// (its parentheses may close on a later line).
 pub(super) fn opens_call(line: &str, name: &str) -> Option<usize> {

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use quorum_core::lang::Lang;
 
 use super::edit::{
-    append_arg, arg_count, body_indent, drop_last_arg, drop_last_param, find_call, guard_call, last_param_to_options,
-    opens_call, optional_or_variadic, param_count, passes_positionally, rename_on, replace_line, swap_first_args,
-    swap_first_params, uses_result, wrap_arg,
+    append_arg, arg_count, body_indent, call_starts, drop_last_arg, drop_last_param, find_call, guard_call,
+    last_param_to_options, opens_call, optional_or_variadic, param_count, passes_positionally, rename_on, replace_line,
+    swap_first_args, swap_first_params, uses_result, wrap_arg,
 };
 use super::{Site, caller_lines};
 
@@ -116,6 +116,22 @@ fn swap_at_a_call(site: &Site, files: &BTreeMap<String, String>) -> Result<(Muta
             callers,
         },
     ))
+}
+
+/// `edit` (which changes the first call of `name` in what it is given)
+/// applied to every call of `name` on the line, the last first, each on
+/// the text from its name on.
+fn edit_every_call(line: &str, name: &str, edit: &CallEdit) -> Option<String> {
+    let starts = call_starts(line, name);
+    if starts.len() <= 1 {
+        return edit(line);
+    }
+    let mut out = line.to_string();
+    for &at in starts.iter().rev() {
+        let edited = edit(&out[at..])?;
+        out = format!("{}{edited}", &out[..at]);
+    }
+    Some(out)
 }
 
 /// `return-shape`: every `return { … }` in lines `from..to` of a
@@ -379,7 +395,14 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
         let idx = (*line as usize).checked_sub(1).ok_or("a caller on line 0")?;
         let cl: Vec<&str> = current.split('\n').collect();
         let l = cl.get(idx).ok_or("a caller line past the end")?;
-        let updated = call_edit(l).ok_or("a call not on one line, or through another name")?;
+        // Every call on the line (`f(a) && !f(b)`), not only the first; a
+        // `None` guard wraps the call with its receiver, so it edits one.
+        let updated = if class == "return-none" || class == "rename" {
+            call_edit(l)
+        } else {
+            edit_every_call(l, &site.name, &*call_edit)
+        }
+        .ok_or("a call not on one line, or through another name")?;
         edited.insert(path.clone(), replace_line(&current, idx, &updated));
     }
     Ok((
@@ -394,6 +417,19 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_control_edits_every_call_on_the_line() {
+        let drop: &CallEdit = &|l: &str| drop_last_arg(l, "isHttps");
+        assert_eq!(
+            edit_every_call("if (isHttps(a, x) && !isHttps(b, y)) {", "isHttps", drop).unwrap(),
+            "if (isHttps(a) && !isHttps(b)) {"
+        );
+        assert_eq!(
+            edit_every_call("ok = isHttps(a, x)", "isHttps", drop).unwrap(),
+            "ok = isHttps(a)"
+        );
+    }
 
     #[test]
     fn returned_objects_are_wrapped_one_level_down() {
