@@ -7,8 +7,8 @@
 //! asynchronous, so the rule stands back when the change dropped `async`
 //! from the callee (in any file of the change: [`made_sync`]) or from the
 //! function the call is in, when (JavaScript) the head file defines the
-//! callee as a plain synchronous function, and for JavaScript's `return await f()` → `return f()` (the
-//! promise is returned either way).
+//! callee as a plain synchronous function, and for JavaScript's
+//! `return await f()` → `return f()` (the promise is returned either way).
 
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
@@ -217,7 +217,16 @@ impl Rule for AwaitRemoved {
         if !matches!(lang, Family::Python | Family::JavaScript | Family::Rust) {
             return vec![];
         }
-        let here = made_sync(std::slice::from_ref(file));
+        // `run_rules` computes it over every file of the change; a lone
+        // `check` has only this file.
+        let own;
+        let synced = match ctx.made_sync {
+            Some(all) => all,
+            None => {
+                own = made_sync(std::slice::from_ref(file));
+                &own
+            }
+        };
         let mut hits = Vec::new();
         for h in &file.hunks {
             for (removed, n, added) in similar_pairs(h) {
@@ -232,8 +241,7 @@ impl Rule for AwaitRemoved {
                     continue;
                 }
                 if let Some(name) = callee
-                    && (here.contains(name)
-                        || ctx.made_sync.is_some_and(|s| s.contains(name))
+                    && (synced.contains(name)
                         || (lang == Family::JavaScript && ctx.head.is_some_and(|head| plain_sync_js(head, name))))
                 {
                     continue;

@@ -45,12 +45,18 @@ fn added_propagations(file: &FileDiff, propagates: fn(&[&str]) -> bool) -> Vec<u
         .collect()
 }
 
-fn statements<'a>(lines: &[&'a str]) -> Vec<&'a str> {
-    lines
-        .iter()
-        .map(|t| t.trim())
-        .filter(|t| !t.is_empty() && !t.starts_with('#'))
-        .collect()
+/// Python: whether a line is code (not blank, not a comment).
+fn is_code(line: &str) -> bool {
+    let t = line.trim();
+    !t.is_empty() && !t.starts_with('#')
+}
+
+/// Python: the nearest code line at or above 0-based `from` indented
+/// less than `level` — the header of the block a line at `level` is in.
+fn shallower_above(lines: &[&str], from: usize, level: usize) -> Option<usize> {
+    (0..=from)
+        .rev()
+        .find(|&k| is_code(lines[k]) && indent(lines[k]) < level)
 }
 
 /// The statements directly in a block's body (at its shallowest indent):
@@ -72,9 +78,7 @@ fn direct_statements<'a>(body: &[&'a str]) -> Vec<&'a str> {
 /// Python: the block (0-based header index, last body index) that a line
 /// at `level`, placed below 0-based line `above`, sits in.
 fn python_block(lines: &[&str], above: usize, level: usize) -> Option<(usize, usize)> {
-    let header = (0..=above.min(lines.len().checked_sub(1)?))
-        .rev()
-        .find(|&k| !statements(&lines[k..=k]).is_empty() && indent(lines[k]) < level)?;
+    let header = shallower_above(lines, above.min(lines.len().checked_sub(1)?), level)?;
     Some((header, python_block_end(lines, header)))
 }
 
@@ -99,10 +103,7 @@ fn python_handler(lines: &[&str], header: usize) -> Option<usize> {
         if t.starts_with("def ") || t.starts_with("async def ") || t.starts_with("class ") {
             return None;
         }
-        let level = indent(lines[at]);
-        at = (0..at)
-            .rev()
-            .find(|&k| !statements(&lines[k..=k]).is_empty() && indent(lines[k]) < level)?;
+        at = shallower_above(lines, at.checked_sub(1)?, indent(lines[at]))?;
     }
 }
 

@@ -148,11 +148,12 @@ fn sites(g: &Graph) -> Vec<Site> {
         }
         // Every call edge, not one per calling function: a control must
         // update each call site, or what it leaves broken is a true finding.
-        let mut callers: Vec<(String, u32)> = g
+        let calls: Vec<(String, u32, &quorum_graph::Edge)> = g
             .incoming(id)
             .filter(|e| e.kind == quorum_graph::EdgeKind::Calls)
-            .map(|e| (g.symbol(e.from).path.to_string(), e.line))
+            .map(|e| (g.symbol(e.from).path.to_string(), e.line, e))
             .collect();
+        let mut callers: Vec<(String, u32)> = calls.iter().map(|(p, l, _)| (p.clone(), *l)).collect();
         callers.sort();
         callers.dedup();
         if !callers.iter().any(|(p, _)| p != s.path) || s.name.len() < 3 {
@@ -160,25 +161,25 @@ fn sites(g: &Graph) -> Vec<Site> {
         }
         // Lines with a resolved call too (`self.f() == other.f()`) are
         // this definition's: the control renames every call on them.
-        let resolved: Vec<(String, u32)> = g
-            .incoming(id)
-            .filter(|e| e.kind == quorum_graph::EdgeKind::Calls && e.confidence >= quorum_graph::RESOLVED)
-            .map(|e| (g.symbol(e.from).path.to_string(), e.line))
+        let resolved: Vec<(&str, u32)> = calls
+            .iter()
+            .filter(|(_, _, e)| e.confidence >= quorum_graph::RESOLVED)
+            .map(|(p, l, _)| (p.as_str(), *l))
             .collect();
         let shared_name_callers: Vec<(String, u32)> = if g.named(s.name).len() > 1 {
-            g.incoming(id)
-                .filter(|e| e.kind == quorum_graph::EdgeKind::Calls && e.confidence < quorum_graph::RESOLVED)
-                .map(|e| (g.symbol(e.from).path.to_string(), e.line))
-                .filter(|at| !resolved.contains(at))
+            calls
+                .iter()
+                .filter(|(p, l, e)| e.confidence < quorum_graph::RESOLVED && !resolved.contains(&(p.as_str(), *l)))
+                .map(|(p, l, _)| (p.clone(), *l))
                 .collect()
         } else {
             vec![]
         };
         let return_keys = g.fact(id).and_then(|f| f.return_keys.clone()).unwrap_or_default();
-        let keys_read = g
-            .incoming(id)
-            .filter(|e| e.kind == quorum_graph::EdgeKind::Calls && g.symbol(e.from).path != s.path)
-            .filter_map(|e| g.call_of(e))
+        let keys_read = calls
+            .iter()
+            .filter(|(p, _, _)| p != s.path)
+            .filter_map(|(_, _, e)| g.call_of(e))
             .any(|c| c.result_keys.iter().any(|k| return_keys.contains(k)));
         out.push(Site {
             qname: s.qname.clone(),
@@ -367,7 +368,7 @@ fn statement_class(class: &str, files: &BTreeMap<String, String>, args: &MutateA
     };
     for site in &pool {
         r.constructed += 1;
-        if statements::about(&statements::review(files, site, &site.mutant), site) {
+        if statements::about(&statements::review_mutant(files, site), site) {
             r.hits += 1;
         } else {
             let ext = site.path.rsplit('.').next().unwrap_or("");
@@ -377,7 +378,7 @@ fn statement_class(class: &str, files: &BTreeMap<String, String>, args: &MutateA
             );
         }
         r.controls += 1;
-        if let Some(f) = statements::review(files, site, &site.control).first() {
+        if let Some(f) = statements::review_control(files, site).first() {
             r.control_finding(|| format!("{}: {} ({}:{})", site.key, f.title, f.file, f.line));
         }
     }

@@ -254,12 +254,22 @@ pub(super) fn line_sites(class: &str, files: &BTreeMap<String, String>) -> Vec<L
     out
 }
 
-/// What the offline engine's rules (the reviewer's and the static agent's)
-/// find when `site`'s lines become `new_line` (the mutant's `span` lines,
-/// or the control's one).
-pub(super) fn review(files: &BTreeMap<String, String>, site: &LineSite, new_line: &str) -> Vec<Finding> {
+/// What the offline engine's rules find in the mutant: `site`'s `span`
+/// lines replaced by its mutant line (or deleted, for an empty one).
+pub(super) fn review_mutant(files: &BTreeMap<String, String>, site: &LineSite) -> Vec<Finding> {
+    review(files, site, site.span, &site.mutant)
+}
+
+/// What the offline engine's rules find in the control: `site`'s line
+/// rewritten without changing what it means.
+pub(super) fn review_control(files: &BTreeMap<String, String>, site: &LineSite) -> Vec<Finding> {
+    review(files, site, 1, &site.control)
+}
+
+/// The reviewer's and the static agent's rules on `site`'s file with `span`
+/// lines from the site replaced by `new_line` (none when it is empty).
+fn review(files: &BTreeMap<String, String>, site: &LineSite, span: usize, new_line: &str) -> Vec<Finding> {
     let old = &files[&site.path];
-    let span = if new_line == site.mutant { site.span } else { 1 };
     let mut lines: Vec<&str> = old.split('\n').collect();
     let replacement: Vec<&str> = if new_line.is_empty() { vec![] } else { vec![new_line] };
     lines.splice(site.index..site.index + span, replacement);
@@ -380,9 +390,9 @@ mod tests {
             let sites = line_sites(class, &files);
             assert_eq!(sites.len(), 2, "{class}: {sites:?}");
             for site in &sites {
-                let found = review(&files, site, &site.mutant);
+                let found = review_mutant(&files, site);
                 assert!(about(&found, site), "{class} at {}: {found:?}", site.key);
-                let noise = review(&files, site, &site.control);
+                let noise = review_control(&files, site);
                 assert!(noise.is_empty(), "{class} control at {}: {noise:?}", site.key);
             }
         }
@@ -396,7 +406,7 @@ mod tests {
         )]);
         let sites = line_sites("drop-reraise", &files);
         assert_eq!(sites.len(), 1);
-        assert!(about(&review(&files, &sites[0], &sites[0].mutant), &sites[0]));
-        assert!(review(&files, &sites[0], &sites[0].control).is_empty());
+        assert!(about(&review_mutant(&files, &sites[0]), &sites[0]));
+        assert!(review_control(&files, &sites[0]).is_empty());
     }
 }
