@@ -11,7 +11,8 @@ const MAGIC: &[u8; 3] = b"QGR";
 /// 6: Python calls on a local of known class read `C().m` (typed receivers).
 /// 7: a Python result assigned in a branch and dereferenced after it is used.
 /// 8: Go calls on a receiver or parameter of a package type read `T().m`.
-const FORMAT: u8 = 8;
+/// 9: what each file's resolution read, for incremental resolution.
+const FORMAT: u8 = 9;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BlobError {

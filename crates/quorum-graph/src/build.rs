@@ -2,6 +2,7 @@
 //! content hash did not change.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::extract::{FileFacts, content_hash, extract};
 use crate::lang::Lang;
@@ -23,6 +24,9 @@ pub struct BuildStats {
     pub edges: usize,
     /// Files whose tree had syntax errors.
     pub with_errors: usize,
+    /// Files whose references were resolved in this build (the others'
+    /// edges were carried over from the previous graph).
+    pub resolved: usize,
 }
 
 /// Builds the graph of `sources` (path, content); `previous` is the graph of
@@ -51,15 +55,18 @@ pub fn default_threads() -> usize {
 /// What happened to one source file.
 enum FileOutcome {
     Skipped,
-    Reused(FileFacts),
-    Parsed(FileFacts),
+    Reused(Arc<FileFacts>),
+    Parsed(Arc<FileFacts>),
 }
 
 /// [`build_with_progress`] on `threads` threads. Files are parsed in
 /// parallel (each file is independent: a parser per file, facts out) and
 /// put back in input order; resolution then runs per file on the same
 /// threads over the read-only index, its edges concatenated in file order.
-/// So the graph is the same, byte for byte, whatever `threads` is.
+/// So the graph is the same, byte for byte, whatever `threads` is. With a
+/// `previous` graph of the same files, only the files a change can affect
+/// are resolved again (`resolve::incremental`); the graph is the same as a
+/// build from nothing.
 pub fn build_parallel(
     sources: Vec<(String, String)>,
     previous: Option<&Graph>,
@@ -69,7 +76,7 @@ pub fn build_parallel(
     let total = sources.len();
     // By path: two files with the same content (empty `__init__.py`s) each
     // keep their own facts.
-    let old: HashMap<&str, &FileFacts> = previous
+    let old: HashMap<&str, &Arc<FileFacts>> = previous
         .map(|g| g.files().iter().map(|f| (f.path.as_str(), f)).collect())
         .unwrap_or_default();
     let one = |(path, src): &(String, String)| -> FileOutcome {
@@ -77,8 +84,8 @@ pub fn build_parallel(
             return FileOutcome::Skipped;
         };
         match old.get(path.as_str()) {
-            Some(f) if f.hash == content_hash(src) => FileOutcome::Reused((*f).clone()),
-            _ => FileOutcome::Parsed(extract(path, lang, src)),
+            Some(f) if f.hash == content_hash(src) => FileOutcome::Reused(Arc::clone(f)),
+            _ => FileOutcome::Parsed(Arc::new(extract(path, lang, src))),
         }
     };
     let outcomes = crate::par::map_ordered(total, threads, |i| one(&sources[i]), &mut |done| progress(done, total));
@@ -97,7 +104,7 @@ pub fn build_parallel(
             }
         }
     }
-    finish(files, stats, threads)
+    finish(files, stats, threads, previous)
 }
 
 /// The graph of `base` with some files replaced (`Some(content)`) or deleted
@@ -105,7 +112,7 @@ pub fn build_parallel(
 pub fn overlay(base: &Graph, changes: &[(String, Option<String>)]) -> (Graph, BuildStats) {
     let changed: HashMap<&str, &Option<String>> = changes.iter().map(|(p, c)| (p.as_str(), c)).collect();
     let mut stats = BuildStats::default();
-    let mut files: Vec<FileFacts> = base
+    let mut files: Vec<Arc<FileFacts>> = base
         .files()
         .iter()
         .filter(|f| !changed.contains_key(f.path.as_str()))
@@ -117,18 +124,24 @@ pub fn overlay(base: &Graph, changes: &[(String, Option<String>)]) -> (Graph, Bu
             continue;
         };
         stats.parsed += 1;
-        files.push(extract(path, lang, src));
+        files.push(Arc::new(extract(path, lang, src)));
     }
-    finish(files, stats, default_threads())
+    finish(files, stats, default_threads(), Some(base))
 }
 
-fn finish(mut files: Vec<FileFacts>, mut stats: BuildStats, threads: usize) -> (Graph, BuildStats) {
+fn finish(
+    mut files: Vec<Arc<FileFacts>>,
+    mut stats: BuildStats,
+    threads: usize,
+    previous: Option<&Graph>,
+) -> (Graph, BuildStats) {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files.dedup_by(|a, b| a.path == b.path);
     stats.files = files.len();
     stats.lines = files.iter().map(|f| f.lines as u64).sum();
     stats.with_errors = files.iter().filter(|f| f.has_errors).count();
-    let graph = resolve(files, threads);
+    let (graph, resolved) = resolve(files, threads, previous);
+    stats.resolved = resolved;
     stats.symbols = graph.symbol_count();
     stats.edges = graph.edges().len();
     (graph, stats)

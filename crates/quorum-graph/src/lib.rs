@@ -18,6 +18,7 @@ pub mod blob;
 pub mod build;
 pub mod extract;
 pub mod impact;
+mod index;
 pub mod lang;
 pub mod model;
 mod par;

@@ -4,6 +4,7 @@
 //! path order, so ids are derived, never stored.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -36,7 +37,9 @@ impl EdgeKind {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Target {
     Symbol(u32),
-    Name(String),
+    /// Shared: an incremental build carries most edges over, and a copied
+    /// name costs a reference count rather than an allocation.
+    Name(Arc<str>),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,11 +55,16 @@ pub struct Edge {
     pub call: Option<u32>,
 }
 
-/// What is persisted: facts (for incremental builds) and edges.
+/// What is persisted: facts (for incremental builds) and edges. Facts are
+/// shared: a build that reuses a file's facts shares them with the graph it
+/// came from rather than copying them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct GraphData {
-    pub files: Vec<FileFacts>,
+    pub files: Vec<Arc<FileFacts>>,
     pub edges: Vec<Edge>,
+    /// Per file, what resolving it read from other files: which edges an
+    /// incremental build must recompute (`resolve::deps`).
+    pub deps: Vec<crate::resolve::FileDeps>,
 }
 
 /// A symbol's place: its file and its index in that file's facts (`None`
@@ -91,12 +99,55 @@ pub struct Graph {
     pub(crate) modules: Vec<String>,
     /// Id of each file's module pseudo-symbol.
     file_base: Vec<u32>,
-    by_qname: HashMap<String, u32>,
-    by_name: HashMap<String, Vec<u32>>,
+    /// Symbol ids by qualified name (the first of duplicates), hashed
+    /// without building the names: see [`crate::index`].
+    by_qname: hashbrown::HashTable<u32>,
+    /// Symbol ids sharing a name, hashed by the name.
+    by_name: hashbrown::HashTable<Vec<u32>>,
     by_path: HashMap<String, u32>,
-    incoming: Vec<Vec<u32>>,
-    outgoing: Vec<Vec<u32>>,
-    incoming_by_name: HashMap<String, Vec<u32>>,
+    incoming: Adjacency,
+    outgoing: Adjacency,
+    incoming_by_name: HashMap<Arc<str>, Vec<u32>>,
+}
+
+/// Edge indexes per symbol, compressed: the edges of symbol `s` are
+/// `edges[start[s]..start[s + 1]]`. Two passes over the edges and two
+/// allocations, where a vector per symbol took one allocation each.
+#[derive(Debug, Clone, Default)]
+struct Adjacency {
+    start: Vec<u32>,
+    edges: Vec<u32>,
+}
+
+impl Adjacency {
+    /// `key(edge)` is the symbol an edge belongs to, if any.
+    fn build(symbols: usize, edges: &[Edge], key: impl Fn(&Edge) -> Option<u32>) -> Adjacency {
+        let mut start = vec![0u32; symbols + 1];
+        for e in edges {
+            if let Some(s) = key(e) {
+                start[s as usize + 1] += 1;
+            }
+        }
+        for i in 0..symbols {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut out = vec![0u32; start[symbols] as usize];
+        for (ei, e) in edges.iter().enumerate() {
+            if let Some(s) = key(e) {
+                out[fill[s as usize] as usize] = ei as u32;
+                fill[s as usize] += 1;
+            }
+        }
+        Adjacency { start, edges: out }
+    }
+
+    fn of(&self, s: u32) -> &[u32] {
+        match (self.start.get(s as usize), self.start.get(s as usize + 1)) {
+            (Some(&a), Some(&b)) => &self.edges[a as usize..b as usize],
+            _ => &[],
+        }
+    }
 }
 
 /// The module name of a file: `shop/pricing.py` → `shop.pricing`,
@@ -113,6 +164,33 @@ pub fn module_name(path: &str, lang: Lang) -> String {
         return String::new();
     }
     stem.replace('/', ".")
+}
+
+/// The qualified name of symbol `local` of file `f` (its module pseudo-symbol
+/// for `None`) in three pieces: module, separator, name in the module.
+pub(crate) fn qname_parts<'a>(module: &'a str, f: &'a FileFacts, local: Option<u32>) -> [&'a str; 3] {
+    match local {
+        None => [module, "", ""],
+        Some(l) => {
+            let q = f.symbols[l as usize].qname.as_str();
+            if module.is_empty() {
+                ["", "", q]
+            } else if f.lang == Lang::Python {
+                [module, ".", q]
+            } else {
+                [module, "::", q]
+            }
+        }
+    }
+}
+
+/// The bare name of symbol `local` of file `f` (the module's last segment
+/// for `None`).
+pub(crate) fn bare_name<'a>(module: &'a str, f: &'a FileFacts, local: Option<u32>) -> &'a str {
+    match local {
+        None => module.rsplit('.').next().unwrap_or(""),
+        Some(l) => &f.symbols[l as usize].name,
+    }
 }
 
 impl Graph {
@@ -139,19 +217,16 @@ impl Graph {
             refs,
             modules,
             file_base,
-            by_qname: HashMap::new(),
-            by_name: HashMap::new(),
+            by_qname: hashbrown::HashTable::new(),
+            by_name: hashbrown::HashTable::new(),
             by_path: HashMap::new(),
-            incoming: vec![],
-            outgoing: vec![],
+            incoming: Adjacency::default(),
+            outgoing: Adjacency::default(),
             incoming_by_name: HashMap::new(),
         };
-        for id in 0..g.refs.len() as u32 {
-            let q = g.qname(id);
-            g.by_qname.entry(q).or_insert(id);
-            let name = g.name(id).to_string();
-            g.by_name.entry(name).or_default().push(id);
-        }
+        let (by_qname, by_name) = crate::index::symbol_tables(&g);
+        g.by_qname = by_qname;
+        g.by_name = by_name;
         for (fi, f) in g.data.files.iter().enumerate() {
             g.by_path.insert(f.path.clone(), fi as u32);
         }
@@ -159,27 +234,47 @@ impl Graph {
         g
     }
 
-    /// Replaces the edges (resolution's output) and re-indexes only them:
-    /// the symbol indexes do not depend on edges.
-    pub(crate) fn set_edges(&mut self, edges: Vec<Edge>) {
+    /// Sets resolution's output, the edges and what each file's resolution
+    /// read, and re-indexes only the edges: the symbol indexes do not depend
+    /// on them.
+    pub(crate) fn set_resolution(&mut self, edges: Vec<Edge>, deps: Vec<crate::resolve::FileDeps>) {
         self.data.edges = edges;
+        self.data.deps = deps;
         self.index_edges();
     }
 
-    fn index_edges(&mut self) {
-        self.incoming = vec![vec![]; self.refs.len()];
-        self.outgoing = vec![vec![]; self.refs.len()];
-        self.incoming_by_name = HashMap::new();
-        for (ei, e) in self.data.edges.iter().enumerate() {
-            self.outgoing[e.from as usize].push(ei as u32);
-            match &e.to {
-                Target::Symbol(t) => self.incoming[*t as usize].push(ei as u32),
-                Target::Name(n) => self.incoming_by_name.entry(n.clone()).or_default().push(ei as u32),
-            }
-        }
+    /// This graph without its record of what each file's resolution read:
+    /// a build from it resolves every file, as builds did before that
+    /// record existed. For benchmarks that compare the two.
+    #[doc(hidden)]
+    pub fn without_resolution_record(&self) -> Graph {
+        let mut g = self.clone();
+        g.data.deps.clear();
+        g
     }
 
-    pub fn files(&self) -> &[FileFacts] {
+    /// What resolving each file read (empty when the graph has none).
+    pub(crate) fn deps(&self) -> &[crate::resolve::FileDeps] {
+        &self.data.deps
+    }
+
+    fn index_edges(&mut self) {
+        let edges = &self.data.edges;
+        self.outgoing = Adjacency::build(self.refs.len(), edges, |e| Some(e.from));
+        self.incoming = Adjacency::build(self.refs.len(), edges, |e| match e.to {
+            Target::Symbol(t) => Some(t),
+            Target::Name(_) => None,
+        });
+        let mut by_name: HashMap<Arc<str>, Vec<u32>> = HashMap::new();
+        for (ei, e) in edges.iter().enumerate() {
+            if let Target::Name(n) = &e.to {
+                by_name.entry(Arc::clone(n)).or_default().push(ei as u32);
+            }
+        }
+        self.incoming_by_name = by_name;
+    }
+
+    pub fn files(&self) -> &[Arc<FileFacts>] {
         &self.data.files
     }
 
@@ -192,7 +287,15 @@ impl Graph {
     }
 
     pub fn file(&self, path: &str) -> Option<&FileFacts> {
-        self.by_path.get(path).map(|&i| &self.data.files[i as usize])
+        self.by_path.get(path).map(|&i| &*self.data.files[i as usize])
+    }
+
+    /// The kind of a symbol, without building its [`SymbolInfo`].
+    pub(crate) fn kind_of(&self, id: u32) -> SymbolKind {
+        match self.fact(id) {
+            Some(s) => s.kind,
+            None => SymbolKind::Module,
+        }
     }
 
     /// The id of the module pseudo-symbol of file index `fi`.
@@ -225,39 +328,36 @@ impl Graph {
     }
 
     pub fn find(&self, qname: &str) -> Option<u32> {
-        self.by_qname.get(qname).copied()
+        crate::index::find_qname(self, &self.by_qname, qname)
     }
 
     pub fn named(&self, name: &str) -> &[u32] {
-        self.by_name.get(name).map(Vec::as_slice).unwrap_or(&[])
+        crate::index::find_name(self, &self.by_name, name)
     }
 
-    fn name(&self, id: u32) -> &str {
+    pub(crate) fn name(&self, id: u32) -> &str {
         let r = self.refs[id as usize];
-        let f = &self.data.files[r.file as usize];
-        match r.local {
-            None => self.modules[r.file as usize].rsplit('.').next().unwrap_or(""),
-            Some(l) => &f.symbols[l as usize].name,
-        }
+        bare_name(
+            &self.modules[r.file as usize],
+            &self.data.files[r.file as usize],
+            r.local,
+        )
     }
 
     /// `module.Class.method`.
     pub fn qname(&self, id: u32) -> String {
+        self.qname_parts(id).concat()
+    }
+
+    /// `qname(id)` in three pieces (module, separator, name in the module),
+    /// for indexing and comparing it without building the string.
+    pub(crate) fn qname_parts(&self, id: u32) -> [&str; 3] {
         let r = self.refs[id as usize];
-        let module = &self.modules[r.file as usize];
-        match r.local {
-            None => module.clone(),
-            Some(l) => {
-                let q = &self.data.files[r.file as usize].symbols[l as usize].qname;
-                if module.is_empty() {
-                    q.clone()
-                } else if self.data.files[r.file as usize].lang == Lang::Python {
-                    format!("{module}.{q}")
-                } else {
-                    format!("{module}::{q}")
-                }
-            }
-        }
+        qname_parts(
+            &self.modules[r.file as usize],
+            &self.data.files[r.file as usize],
+            r.local,
+        )
     }
 
     pub fn symbol(&self, id: u32) -> SymbolInfo<'_> {
@@ -323,7 +423,8 @@ impl Graph {
                 .unwrap_or(&[]),
             None => &[],
         };
-        self.incoming[id as usize]
+        self.incoming
+            .of(id)
             .iter()
             .chain(named.iter())
             .map(|&e| &self.data.edges[e as usize])
@@ -331,7 +432,7 @@ impl Graph {
 
     /// Edges out of `id`.
     pub fn outgoing(&self, id: u32) -> impl Iterator<Item = &Edge> {
-        self.outgoing[id as usize].iter().map(|&e| &self.data.edges[e as usize])
+        self.outgoing.of(id).iter().map(|&e| &self.data.edges[e as usize])
     }
 
     /// The call fact behind a call edge.

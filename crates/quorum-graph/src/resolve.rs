@@ -15,9 +15,15 @@
 //! modules and qualifiers the way each language looks names up; what is not
 //! found is a name-only edge (0.3).
 
+mod deps;
+mod incremental;
 mod other_langs;
 
 use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+pub(crate) use deps::FileDeps;
+use deps::read_file;
 
 use crate::extract::{FileFacts, SymbolKind};
 use crate::lang::Lang;
@@ -41,55 +47,91 @@ enum Binding {
 
 /// Resolves every file's references on `threads` threads. Each file's
 /// edges depend only on the (read-only) index, and they are concatenated in
-/// file order, so the graph is the same whatever the thread count.
-pub(crate) fn resolve(files: Vec<FileFacts>, threads: usize) -> Graph {
-    let mut graph = Graph::from_data(GraphData { files, edges: vec![] });
-    let r = Resolver::new(&graph, threads);
+/// file order, so the graph is the same whatever the thread count. With a
+/// `previous` graph, files a change cannot have affected keep their edges
+/// ([`incremental::Plan`]); returns the graph and how many files were
+/// resolved.
+pub(crate) fn resolve(files: Vec<Arc<FileFacts>>, threads: usize, previous: Option<&Graph>) -> (Graph, usize) {
+    let mut graph = Graph::from_data(GraphData {
+        files,
+        edges: vec![],
+        deps: vec![],
+    });
+    let plan = previous.and_then(|p| incremental::Plan::new(p, &graph));
+    let r = Resolver::new(&graph);
     let per_file = crate::par::map_ordered(
         graph.files().len(),
         threads,
         |fi| {
-            let mut edges = vec![];
-            r.file_edges(fi as u32, &mut edges);
-            edges
+            if let Some(kept) = plan.as_ref().and_then(|p| p.carry_over(fi as u32, &graph)) {
+                return (kept, false);
+            }
+            let resolved = deps::recording(fi as u32, || {
+                let mut edges = vec![];
+                r.file_edges(fi as u32, &mut edges);
+                edges
+            });
+            (resolved, true)
         },
         &mut |_| {},
     );
-    graph.set_edges(per_file.into_iter().flatten().collect());
-    graph
+    let resolved = per_file.iter().filter(|(_, fresh)| *fresh).count();
+    let mut edges = Vec::with_capacity(per_file.iter().map(|((e, _), _)| e.len()).sum());
+    let mut deps = Vec::with_capacity(per_file.len());
+    for ((e, d), _) in per_file {
+        edges.extend(e);
+        deps.push(d);
+    }
+    drop(r);
+    graph.set_resolution(edges, deps);
+    (graph, resolved)
 }
 
 struct Resolver<'g> {
     g: &'g Graph,
     other_langs: OtherLangs<'g>,
     module_file: HashMap<&'g str, u32>,
-    bindings: Vec<HashMap<String, Binding>>,
+    /// Each Python module's top-level names, computed when first needed:
+    /// an incremental build resolves a few files and needs few of them.
+    bindings: Vec<OnceLock<HashMap<String, Binding>>>,
 }
 
 impl<'g> Resolver<'g> {
-    fn new(g: &'g Graph, threads: usize) -> Self {
+    fn new(g: &'g Graph) -> Self {
         let mut module_file = HashMap::new();
         for (fi, m) in g.modules.iter().enumerate() {
             if g.files()[fi].lang == Lang::Python {
                 module_file.entry(m.as_str()).or_insert(fi as u32);
             }
         }
-        let bindings = crate::par::map_ordered(
-            g.files().len(),
-            threads,
-            |fi| module_bindings(g, fi as u32),
-            &mut |_| {},
-        );
         Resolver {
             g,
             other_langs: OtherLangs::new(g),
             module_file,
-            bindings,
+            bindings: (0..g.files().len()).map(|_| OnceLock::new()).collect(),
         }
     }
 
+    /// File `fi`'s facts, noted as read by the file being resolved.
+    fn file(&self, fi: u32) -> &'g FileFacts {
+        read_file(fi);
+        &self.g.files()[fi as usize]
+    }
+
+    /// The kind of symbol `id`, noted as a read of its file.
+    fn kind(&self, id: u32) -> SymbolKind {
+        read_file(self.g.refs[id as usize].file);
+        self.g.kind_of(id)
+    }
+
+    /// Module `fi`'s top-level names, noted as a read of it.
+    fn bindings(&self, fi: u32) -> &HashMap<String, Binding> {
+        read_file(fi);
+        self.bindings[fi as usize].get_or_init(|| module_bindings(self.g, fi))
+    }
+
     fn file_edges(&self, fi: u32, out: &mut Vec<Edge>) {
-        let f = &self.g.files()[fi as usize];
+        let f = self.file(fi);
         let python = f.lang == Lang::Python;
         for (ci, call) in f.calls.iter().enumerate() {
             let from = self.g.id_of(fi, call.caller);
@@ -127,11 +169,11 @@ impl<'g> Resolver<'g> {
                     _ => self.module_file.get(abs.as_str()).map(|&m| self.g.id_of(m, None)),
                 }
                 .map(Target::Symbol)
-                .unwrap_or_else(|| Target::Name(imp.name.clone().unwrap_or(abs)))
+                .unwrap_or_else(|| Target::Name(imp.name.clone().unwrap_or(abs).into()))
             } else {
                 match self.other_langs.import(fi, imp) {
                     Some(m) => Target::Symbol(m),
-                    None => Target::Name(imp.module.clone()),
+                    None => Target::Name(imp.module.as_str().into()),
                 }
             };
             let confidence = if matches!(to, Target::Symbol(_)) {
@@ -169,7 +211,7 @@ impl<'g> Resolver<'g> {
 
     /// Resolves a dotted path used inside `scope` of file `fi`.
     fn resolve_path(&self, fi: u32, scope: Option<u32>, path: &str) -> (Target, f32) {
-        let unresolved = || (Target::Name(last_segment(path).to_string()), NAME_ONLY);
+        let unresolved = || (Target::Name(last_segment(path).into()), NAME_ONLY);
         let parts: Vec<&str> = path.split('.').collect();
         let Some((&first, rest)) = parts.split_first() else {
             return unresolved();
@@ -180,6 +222,7 @@ impl<'g> Resolver<'g> {
             None => (first, false),
         };
         let start = if (first == "self" || first == "cls") && !first_called {
+            read_file(fi);
             match self.g.enclosing_class(fi, scope) {
                 Some(class) => {
                     let Some((&m, rest2)) = rest.split_first() else {
@@ -204,7 +247,7 @@ impl<'g> Resolver<'g> {
         let mut cur = start;
         let mut called = first_called;
         for &p in rest {
-            let kind = self.g.symbol(cur).kind;
+            let kind = self.kind(cur);
             if called && kind != SymbolKind::Class {
                 // The result of calling a function: its type is unknown.
                 return unresolved();
@@ -231,7 +274,7 @@ impl<'g> Resolver<'g> {
     /// definitions, then module-level names and imports. Class bodies are not
     /// enclosing scopes for their methods (as in Python).
     fn lookup(&self, fi: u32, scope: Option<u32>, name: &str) -> Option<u32> {
-        let f = &self.g.files()[fi as usize];
+        let f = self.file(fi);
         let mut s = scope;
         while let Some(sc) = s {
             let sym = &f.symbols[sc as usize];
@@ -246,7 +289,7 @@ impl<'g> Resolver<'g> {
     }
 
     fn binding(&self, fi: u32, name: &str, depth: u32) -> Option<u32> {
-        match self.bindings[fi as usize].get(name)? {
+        match self.bindings(fi).get(name)? {
             Binding::Symbol(id) => Some(*id),
             Binding::Module(m) => self.module_file.get(m.as_str()).map(|&m| self.g.id_of(m, None)),
             Binding::From(m, n) => self.qualified(m, n, depth + 1),
@@ -268,7 +311,7 @@ impl<'g> Resolver<'g> {
             return Some(self.g.id_of(m, None));
         }
         let &fi = self.module_file.get(module)?;
-        let f = &self.g.files()[fi as usize];
+        let f = self.file(fi);
         if let Some(li) = f.symbols.iter().position(|s| s.parent.is_none() && s.name == name) {
             return Some(self.g.id_of(fi, Some(li as u32)));
         }
@@ -281,7 +324,7 @@ impl<'g> Resolver<'g> {
             return None;
         }
         let r = self.g.refs[class as usize];
-        let f = &self.g.files()[r.file as usize];
+        let f = self.file(r.file);
         let local = r.local?;
         if let Some(li) = f.symbols.iter().position(|s| s.parent == Some(local) && s.name == name) {
             return Some(self.g.id_of(r.file, Some(li as u32)));
@@ -290,9 +333,7 @@ impl<'g> Resolver<'g> {
         s.bases
             .iter()
             .find_map(|b| match self.resolve_path(r.file, s.parent, b) {
-                (Target::Symbol(base), _) if self.g.symbol(base).kind == SymbolKind::Class => {
-                    self.member(base, name, depth + 1)
-                }
+                (Target::Symbol(base), _) if self.kind(base) == SymbolKind::Class => self.member(base, name, depth + 1),
                 _ => None,
             })
     }

@@ -72,7 +72,7 @@ pub fn get_callers(g: &Graph, symbol: &str, hops: u8) -> Result<CallersAnswer, T
                 resolved: true,
             },
             Target::Name(n) => Callee {
-                target: n.clone(),
+                target: n.to_string(),
                 line: e.line,
                 resolved: false,
             },

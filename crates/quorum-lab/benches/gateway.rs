@@ -8,6 +8,14 @@
 //!
 //! Settings (environment): `GATEWAY_NEW` (1000), `GATEWAY_REDELIVER` (5000),
 //! `GATEWAY_CLIENTS` (32 concurrent connections), `GATEWAY_OUT` (a JSON file).
+//!
+//! The two phases above are closed loops: 32 connections send as fast as
+//! answers come back, so their latencies include the queue a saturated
+//! 2-core machine builds. A third phase offers new pull requests at fixed
+//! rates (`GATEWAY_RATES`, per second, each for `GATEWAY_RATE_SECONDS`):
+//! every request is sent at its scheduled time whether or not earlier ones
+//! were answered, and its latency counts from that time (no coordinated
+//! omission), so each rate's p99 is what a sender at that rate sees.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -75,6 +83,38 @@ async fn phase(
     Ok((wall, latencies, statuses))
 }
 
+/// Sends `bodies` at `rate` per second on a fixed schedule, each on its
+/// own task; latency counts from the scheduled time, so a late send (the
+/// generator itself behind) is charged to the latency.
+async fn open_loop(
+    gateway: std::net::SocketAddr,
+    bodies: Vec<Vec<u8>>,
+    rate: f64,
+) -> anyhow::Result<(Duration, Vec<f64>, Vec<u16>)> {
+    let client = reqwest::Client::builder().pool_max_idle_per_host(256).build()?;
+    let start = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, body) in bodies.into_iter().enumerate() {
+        let due = start + Duration::from_secs_f64(i as f64 / rate);
+        tokio::time::sleep_until(due.into()).await;
+        let client = client.clone();
+        tasks.spawn(async move {
+            let (status, _) = deliver(&client, gateway, SECRET, "pull_request", body).await?;
+            anyhow::Ok((due.elapsed().as_secs_f64() * 1000.0, status))
+        });
+    }
+    let mut latencies = vec![];
+    let mut statuses = vec![];
+    while let Some(r) = tasks.join_next().await {
+        let (ms, status) = r??;
+        latencies.push(ms);
+        statuses.push(status);
+    }
+    let wall = start.elapsed();
+    latencies.sort_by(|a, b| a.total_cmp(b));
+    Ok((wall, latencies, statuses))
+}
+
 fn summary(name: &str, (wall, lat, statuses): &(Duration, Vec<f64>, Vec<u16>)) -> serde_json::Value {
     let mut by_status = std::collections::BTreeMap::new();
     for s in statuses {
@@ -123,12 +163,35 @@ async fn run() -> anyhow::Result<()> {
     let again: Vec<Vec<u8>> = (0..redeliver).map(|i| bodies[i % bodies.len()].clone()).collect();
     eprintln!("{redeliver} redeliveries…");
     let dup = phase(addr, again, clients).await?;
+    let rates: Vec<f64> = std::env::var("GATEWAY_RATES")
+        .unwrap_or_else(|_| "250,500,1000,1500,2000".into())
+        .split(',')
+        .filter_map(|r| r.trim().parse().ok())
+        .collect();
+    let seconds: f64 = env_or("GATEWAY_RATE_SECONDS", 3.0);
+    let mut next_number = 100_000;
+    let mut at_rates = vec![];
+    for rate in rates {
+        let n = (rate * seconds) as u64;
+        let bodies: Vec<Vec<u8>> = (next_number..next_number + n)
+            .map(|k| pull_request_payload(REPO, k, &repo.base, &repo.head, &case.title, &case.body))
+            .collect();
+        next_number += n;
+        eprintln!("new pull requests offered at {rate}/s for {seconds} s…");
+        // A pause between rates so one rate's backlog does not spill over.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let run = open_loop(addr, bodies, rate).await?;
+        let mut s = summary("new, open loop", &run);
+        s["offered_per_s"] = json!(rate);
+        at_rates.push(s);
+    }
     let report = json!({
         "build": if cfg!(debug_assertions) { "debug" } else { "release" },
         "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
         "clients": clients,
         "new_pull_requests": summary("new", &fresh),
         "redeliveries": summary("redelivery", &dup),
+        "new_pull_requests_at_fixed_rates": at_rates,
     });
     println!("{}", serde_json::to_string_pretty(&report)?);
     if let Ok(out) = std::env::var("GATEWAY_OUT") {

@@ -55,8 +55,25 @@ pub struct BenchIndexReport {
     pub full_build_one_thread_ms: f64,
     /// One-thread build time over the parallel build's.
     pub parallel_speedup: f64,
+    /// One file edited, the whole tree handed over (each file's content
+    /// hashed, only the edited one parsed), resolving only the files the
+    /// change can affect.
     pub incremental_ms: f64,
     pub incremental_parsed_files: usize,
+    /// Files whose references the incremental build resolved again.
+    pub incremental_resolved_files: usize,
+    /// The same build resolving every file, as before resolution was
+    /// incremental (the previous graph without its record of reads).
+    pub incremental_full_resolve_ms: f64,
+    /// The review path: the edited file laid over the graph (`overlay`),
+    /// no other file hashed.
+    pub overlay_ms: f64,
+    /// The same overlay for files spread evenly over the tree (a popular
+    /// module has many readers to resolve again; a leaf has none).
+    pub overlay_sample: OverlaySample,
+    /// The same overlay of the file most others import (the worst case:
+    /// every reader is resolved again).
+    pub overlay_most_imported: OverlayOne,
     pub impact_queries: usize,
     pub impact_p50_ms: f64,
     pub impact_p99_ms: f64,
@@ -64,6 +81,92 @@ pub struct BenchIndexReport {
     /// Peak resident set of the process (VmHWM).
     pub peak_rss_mib: f64,
     pub build_profile: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OverlayOne {
+    pub path: String,
+    pub importers: usize,
+    pub ms: f64,
+    pub resolved: usize,
+}
+
+/// The file with the most import edges into it, edited and laid over.
+fn overlay_most_imported(graph: &quorum_graph::Graph, tree: &[(String, String)], repeat: usize) -> Option<OverlayOne> {
+    let mut importers: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for e in graph.edges() {
+        if let (quorum_graph::EdgeKind::Imports, quorum_graph::Target::Symbol(t)) = (e.kind, &e.to) {
+            *importers.entry(graph.symbol(*t).path).or_default() += 1;
+        }
+    }
+    let (path, count) = importers.into_iter().max_by_key(|&(p, n)| (n, std::cmp::Reverse(p)))?;
+    let src = &tree.iter().find(|(p, _)| p == path)?.1;
+    let change = [(
+        path.to_string(),
+        Some(format!("{src}\n\ndef _bench_added():\n    return 1\n")),
+    )];
+    let mut resolved = 0;
+    let ms = median(
+        (0..repeat)
+            .map(|_| {
+                let t = Instant::now();
+                let (head, stats) = quorum_graph::overlay(graph, &change);
+                let ms = t.elapsed().as_secs_f64() * 1000.0;
+                drop(head);
+                resolved = stats.resolved;
+                ms
+            })
+            .collect(),
+    );
+    Some(OverlayOne {
+        path: path.to_string(),
+        importers: count,
+        ms,
+        resolved,
+    })
+}
+
+#[derive(Debug, Serialize)]
+pub struct OverlaySample {
+    pub files: usize,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub max_ms: f64,
+    pub resolved_p50: usize,
+    pub resolved_p90: usize,
+    pub resolved_max: usize,
+}
+
+/// One edit (a function appended) to each of `n` files spread evenly over
+/// `tree`, each laid over `graph` on its own: time and files resolved.
+fn overlay_sample(graph: &quorum_graph::Graph, tree: &[(String, String)], n: usize) -> OverlaySample {
+    let step = (tree.len() / n.max(1)).max(1);
+    let mut times = vec![];
+    let mut resolved = vec![];
+    for (path, src) in tree.iter().step_by(step).take(n) {
+        let addition = match Lang::detect(path) {
+            Some(Lang::Python) => "\n\ndef _bench_added():\n    return 1\n",
+            _ => "\nfunction _benchAdded() { return 1; }\n",
+        };
+        let change = [(path.clone(), Some(format!("{src}{addition}")))];
+        let t = Instant::now();
+        let (head, stats) = quorum_graph::overlay(graph, &change);
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        drop(head);
+        resolved.push(stats.resolved);
+    }
+    times.sort_by(f64::total_cmp);
+    resolved.sort_unstable();
+    let at = |q: f64| ((resolved.len() as f64 - 1.0) * q).round() as usize;
+    OverlaySample {
+        files: times.len(),
+        p50_ms: percentile(&times, 0.5),
+        p90_ms: percentile(&times, 0.9),
+        max_ms: times.last().copied().unwrap_or(0.0),
+        resolved_p50: resolved.get(at(0.5)).copied().unwrap_or(0),
+        resolved_p90: resolved.get(at(0.9)).copied().unwrap_or(0),
+        resolved_max: resolved.last().copied().unwrap_or(0),
+    }
 }
 
 pub(crate) fn fetch_sdist(package: &str, version: &str, into: &Path) -> anyhow::Result<PathBuf> {
@@ -154,7 +257,7 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
     eprintln!("bench-index: {source}: {} files, {lines} lines", tree.len());
     // One step per timed repetition and per impact query; the bar is
     // updated between timings, never inside one.
-    let pb = quorum_cli::progress::bar("bench-index", 4 * args.repeat as u64 + args.queries as u64, "steps");
+    let pb = quorum_cli::progress::bar("bench-index", 5 * args.repeat as u64 + args.queries as u64, "steps");
 
     pb.set_message("parse only");
     let parse_ms = median(
@@ -204,20 +307,47 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
     let mut edited = tree.clone();
     let i = edited.len() / 2;
     edited[i].1.push_str("\n\ndef _bench_added():\n    return 1\n");
-    let mut parsed = 0;
+    let (mut parsed, mut resolved) = (0, 0);
+    let mut timed_build = |previous: &quorum_graph::Graph| {
+        median(
+            (0..args.repeat)
+                .map(|_| {
+                    let sources = edited.clone();
+                    let t = Instant::now();
+                    let (g, stats) = build(sources, Some(previous));
+                    // The graph is built; freeing it is not part of that.
+                    let ms = t.elapsed().as_secs_f64() * 1000.0;
+                    drop(g);
+                    parsed = stats.parsed;
+                    resolved = stats.resolved;
+                    pb.inc(1);
+                    ms
+                })
+                .collect(),
+        )
+    };
+    pb.set_message("incremental build, resolving everything");
+    let incremental_full_resolve_ms = timed_build(&graph.without_resolution_record());
     pb.set_message("incremental build");
-    let incremental_ms = median(
+    let incremental_ms = timed_build(&graph);
+    pb.set_message("overlay");
+    let change = [(edited[i].0.clone(), Some(edited[i].1.clone()))];
+    let overlay_ms = median(
         (0..args.repeat)
             .map(|_| {
                 let t = Instant::now();
-                let (_, stats) = build(edited.clone(), Some(&graph));
-                parsed = stats.parsed;
+                let head = std::hint::black_box(quorum_graph::overlay(&graph, &change));
                 let ms = t.elapsed().as_secs_f64() * 1000.0;
+                drop(head);
                 pb.inc(1);
                 ms
             })
             .collect(),
     );
+    pb.set_message("overlay, files spread over the tree");
+    let overlay_sample = overlay_sample(&graph, &tree, 40);
+    let overlay_most_imported =
+        overlay_most_imported(&graph, &tree, args.repeat).context("no file is imported by another")?;
     // (d) impact queries from functions spread over the codebase.
     let functions: Vec<u32> = (0..graph.symbol_count() as u32)
         .filter(|&id| matches!(graph.symbol(id).kind, SymbolKind::Function | SymbolKind::Method))
@@ -252,6 +382,11 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
         parallel_speedup: one_thread_ms / build_ms,
         incremental_ms,
         incremental_parsed_files: parsed,
+        incremental_resolved_files: resolved,
+        incremental_full_resolve_ms,
+        overlay_ms,
+        overlay_sample,
+        overlay_most_imported,
         impact_queries: times.len(),
         impact_p50_ms: percentile(&times, 0.5),
         impact_p99_ms: percentile(&times, 0.99),

@@ -210,6 +210,10 @@ pub struct FileFacts {
     pub exports: Vec<ExportFact>,
     /// The tree had syntax errors (facts are best effort).
     pub has_errors: bool,
+    /// Hashes of the file's symbol names, computed when a graph first
+    /// indexes the file and shared by every graph that shares its facts.
+    #[serde(skip)]
+    pub(crate) name_hashes: crate::index::NameHashes,
 }
 
 impl FileFacts {
@@ -245,6 +249,7 @@ pub fn extract(path: &str, lang: Lang, src: &str) -> FileFacts {
         imports: vec![],
         exports: vec![],
         has_errors: root.has_error(),
+        name_hashes: Default::default(),
     };
     match lang {
         Lang::Python => python::extract(root, src.as_bytes(), &mut facts),

@@ -43,8 +43,36 @@ use std::collections::HashMap;
 use crate::extract::{FileFacts, ImportFact, SymbolKind};
 use crate::lang::Lang;
 use crate::model::{Graph, Target};
+use crate::resolve::deps::{self, read_file, read_key};
 use crate::resolve::{NAME_ONLY, RESOLVED};
 use rust::rust_module;
+
+/// The Rust index of types by (crate, name).
+const RUST_TYPES: u8 = b't';
+/// The Rust index of methods by (crate, `Type.method`).
+const RUST_METHODS: u8 = b'm';
+
+/// The entries a Rust file puts in the content-keyed indexes: (index, key,
+/// symbol's local index). One definition for building the indexes and for
+/// telling which keys a changed file touches.
+fn rust_index_entries(f: &FileFacts) -> impl Iterator<Item = (u8, &str, u32)> {
+    f.symbols.iter().enumerate().filter_map(|(li, s)| match s.kind {
+        SymbolKind::Class => Some((RUST_TYPES, s.name.as_str(), li as u32)),
+        SymbolKind::Method => Some((RUST_METHODS, s.qname.as_str(), li as u32)),
+        _ => None,
+    })
+}
+
+/// The content-keyed index keys file `f` contributes to ([`deps`]).
+pub(crate) fn content_keys(f: &FileFacts) -> Vec<u64> {
+    if f.lang != Lang::Rust {
+        return vec![];
+    }
+    let (prefix, _) = rust_module(&f.path);
+    rust_index_entries(f)
+        .map(|(index, key, _)| deps::index_key(index, &[&prefix, key]))
+        .collect()
+}
 
 const MAX_DEPTH: u32 = 8;
 
@@ -113,18 +141,14 @@ impl<'g> OtherLangs<'g> {
                     if !m.is_empty() || prefix.ends_with("src/") {
                         rust_mods.entry((prefix.clone(), m)).or_insert(fi);
                     }
-                    for (li, s) in f.symbols.iter().enumerate() {
-                        let id = g.id_of(fi, Some(li as u32));
-                        match s.kind {
-                            SymbolKind::Class => {
-                                rust_types.entry((prefix.clone(), s.name.clone())).or_default().push(id)
-                            }
-                            SymbolKind::Method => rust_methods
-                                .entry((prefix.clone(), s.qname.clone()))
-                                .or_default()
-                                .push(id),
-                            _ => {}
-                        }
+                    for (index, key, li) in rust_index_entries(f) {
+                        let id = g.id_of(fi, Some(li));
+                        let map = if index == RUST_TYPES {
+                            &mut rust_types
+                        } else {
+                            &mut rust_methods
+                        };
+                        map.entry((prefix.clone(), key.to_string())).or_default().push(id);
                     }
                 }
                 Lang::Go => go_dirs.entry(dir_of(&f.path)).or_default().push(fi),
@@ -156,12 +180,38 @@ impl<'g> OtherLangs<'g> {
         p
     }
 
+    /// File `fi`'s facts, noted as read by the file being resolved.
     fn file(&self, fi: u32) -> &'g FileFacts {
+        read_file(fi);
         &self.g.files()[fi as usize]
     }
 
+    /// The kind of symbol `id`, noted as a read of its file.
+    fn kind(&self, id: u32) -> SymbolKind {
+        read_file(self.g.refs[id as usize].file);
+        self.g.kind_of(id)
+    }
+
+    /// The class around `scope` in file `fi`, noted as a read of `fi`.
+    fn enclosing_class(&self, fi: u32, scope: Option<u32>) -> Option<u32> {
+        read_file(fi);
+        self.g.enclosing_class(fi, scope)
+    }
+
+    /// Looks `key` up in a Rust index (types or methods by crate), noted as
+    /// a read of that key: a changed file can add or remove entries under it.
+    fn rust_index(&self, index: u8, prefix: &str, key: &str) -> Option<&Vec<u32>> {
+        read_key(deps::index_key(index, &[prefix, key]));
+        let map = if index == RUST_TYPES {
+            &self.rust_types
+        } else {
+            &self.rust_methods
+        };
+        map.get(&(prefix.to_string(), key.to_string()))
+    }
+
     fn entity_of(&self, id: u32) -> Entity {
-        match self.g.symbol(id).kind {
+        match self.kind(id) {
             SymbolKind::Class => Entity::Class(id),
             _ => Entity::Item(id),
         }
@@ -172,23 +222,23 @@ impl<'g> OtherLangs<'g> {
     pub(crate) fn call(&self, fi: u32, scope: Option<u32>, callee: &str) -> (Target, f32) {
         let parts: Vec<&str> = callee.split('.').collect();
         let Some((&last, quals)) = parts.split_last() else {
-            return (Target::Name(callee.to_string()), NAME_ONLY);
+            return (Target::Name(callee.into()), NAME_ONLY);
         };
         let last = last.strip_suffix("()").unwrap_or(last);
         if quals.is_empty() {
             return match self.bare(fi, scope, last, 0) {
                 Some(Entity::Class(id) | Entity::Item(id)) => (Target::Symbol(id), RESOLVED),
-                _ => (Target::Name(last.to_string()), NAME_ONLY),
+                _ => (Target::Name(last.into()), NAME_ONLY),
             };
         }
         match self.qualifier(fi, scope, quals, 0) {
-            Entity::Unknown => (Target::Name(last.to_string()), NAME_ONLY),
-            Entity::External => (Target::Name(callee.to_string()), NAME_ONLY),
+            Entity::Unknown => (Target::Name(last.into()), NAME_ONLY),
+            Entity::External => (Target::Name(callee.into()), NAME_ONLY),
             e => match self.member(&e, last, 0) {
                 Some(Entity::Class(id) | Entity::Item(id)) => (Target::Symbol(id), RESOLVED),
                 // An owner of ours without that member: inherited from
                 // outside, dynamic, or gone.
-                _ => (Target::Name(last.to_string()), NAME_ONLY),
+                _ => (Target::Name(last.into()), NAME_ONLY),
             },
         }
     }
@@ -257,7 +307,7 @@ impl<'g> OtherLangs<'g> {
             s = sym.parent;
         }
         if f.lang == Lang::Java
-            && let Some(class) = self.g.enclosing_class(fi, scope)
+            && let Some(class) = self.enclosing_class(fi, scope)
             && let Some(m) = self.class_member(class, name, 0)
         {
             return Some(m);
@@ -282,12 +332,10 @@ impl<'g> OtherLangs<'g> {
         let mut e = match (f.lang, first) {
             (_, "?" | "") => Entity::Unknown,
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Java, "this") if !called => self
-                .g
                 .enclosing_class(fi, scope)
                 .map(Entity::Instance)
                 .unwrap_or(Entity::Unknown),
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Java, "super") if !called => self
-                .g
                 .enclosing_class(fi, scope)
                 .and_then(|c| self.base_classes(c).into_iter().next())
                 .map(Entity::Instance)
@@ -405,7 +453,7 @@ impl<'g> OtherLangs<'g> {
         s.bases
             .iter()
             .filter_map(|b| match self.call(r.file, s.parent, b) {
-                (Target::Symbol(id), _) if id != class && self.g.symbol(id).kind == SymbolKind::Class => Some(id),
+                (Target::Symbol(id), _) if id != class && self.kind(id) == SymbolKind::Class => Some(id),
                 _ => None,
             })
             .collect()

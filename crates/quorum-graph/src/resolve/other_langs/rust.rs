@@ -28,7 +28,7 @@ impl OtherLangs<'_> {
     /// else the only one of that name in the crate.
     fn rust_type(&self, fi: u32, name: &str) -> Option<u32> {
         let (prefix, _) = rust_module(&self.file(fi).path);
-        let types = self.rust_types.get(&(prefix, name.to_string()))?;
+        let types = self.rust_index(super::RUST_TYPES, &prefix, name)?;
         let here: Vec<u32> = types
             .iter()
             .copied()
@@ -47,8 +47,8 @@ impl OtherLangs<'_> {
         let f = self.file(r.file);
         let tname = &f.symbols[r.local? as usize].name;
         let (prefix, _) = rust_module(&f.path);
-        let cands = self.rust_methods.get(&(prefix.clone(), format!("{tname}.{name}")))?;
-        let same_name_types = self.rust_types.get(&(prefix, tname.clone())).map_or(0, Vec::len);
+        let cands = self.rust_index(super::RUST_METHODS, &prefix, &format!("{tname}.{name}"))?;
+        let same_name_types = self.rust_index(super::RUST_TYPES, &prefix, tname).map_or(0, Vec::len);
         let here: Vec<u32> = cands
             .iter()
             .copied()
