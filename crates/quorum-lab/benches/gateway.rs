@@ -164,7 +164,7 @@ async fn run() -> anyhow::Result<()> {
     eprintln!("{redeliver} redeliveries…");
     let dup = phase(addr, again, clients).await?;
     let rates: Vec<f64> = std::env::var("GATEWAY_RATES")
-        .unwrap_or_else(|_| "250,500,1000,1500,2000".into())
+        .unwrap_or_else(|_| "250,500,1000,1500,2000,2500,3000".into())
         .split(',')
         .filter_map(|r| r.trim().parse().ok())
         .collect();
