@@ -458,10 +458,21 @@ pub(super) fn last_param_to_options(line: &str, name: &str) -> Result<(String, S
 /// `{ key: arg }`; unchanged when the call passes fewer arguments.
 pub(super) fn wrap_arg(line: &str, name: &str, index: usize, key: &str) -> Option<String> {
     let (open, _, items) = positional_args(line, name)?;
-    let Some(&(a, b)) = items.get(index) else {
-        return Some(line.to_string());
-    };
     let close = closing(line, open)?;
+    let Some(&(a, b)) = items.get(index) else {
+        // The call omits the parameter (JavaScript passes `undefined`): the
+        // object still has to be there to be destructured, with the key
+        // as undefined as the argument was.
+        let before = &line[open + 1..close];
+        let pad = "undefined, ".repeat(index - items.len());
+        let sep = if before.trim().is_empty() { "" } else { ", " };
+        return Some(format!(
+            "{}{}{sep}{pad}{{ {key}: undefined }}{}",
+            &line[..open + 1],
+            before.trim_end(),
+            &line[close..]
+        ));
+    };
     let args = &line[open + 1..close];
     let t = &args[a..b];
     let lead = t.len() - t.trim_start().len();
@@ -584,7 +595,14 @@ mod tests {
         );
         assert!(last_param_to_options("function f(a, b = 1) {", "f").is_err());
         assert_eq!(wrap_arg("f(x, true);", "f", 1, "b").unwrap(), "f(x, { b: true });");
-        assert_eq!(wrap_arg("f(x);", "f", 1, "b").unwrap(), "f(x);");
+        // A call that omits the parameter passes an object with the key
+        // undefined, as the argument was.
+        assert_eq!(wrap_arg("f(x);", "f", 1, "b").unwrap(), "f(x, { b: undefined });");
+        assert_eq!(wrap_arg("new E()", "E", 0, "m").unwrap(), "new E({ m: undefined })");
+        assert_eq!(
+            wrap_arg("f()", "f", 2, "c").unwrap(),
+            "f(undefined, undefined, { c: undefined })"
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::edit::{
     last_param_to_options, opens_call, optional_or_variadic, param_count, passes_positionally, rename_on, replace_line,
     swap_first_args, swap_first_params, uses_result, wrap_arg,
 };
-use super::{Site, caller_lines};
+use super::{Site, caller_calls};
 
 /// The definition line of `site` (0-based index into the file's lines):
 /// the first line from its start that names it and opens its parameters —
@@ -44,7 +44,9 @@ pub(super) fn def_line(lines: &[&str], site: &Site) -> Option<usize> {
 }
 
 /// How a control updates one call line.
-type CallEdit<'a> = dyn Fn(&str) -> Option<String> + 'a;
+/// How a control updates one call line: the line and the name called (the
+/// site's, or its class's for a constructor's instantiations).
+type CallEdit<'a> = dyn Fn(&str, &str) -> Option<String> + 'a;
 
 pub(super) struct Mutant {
     /// The files it changes, with their new text.
@@ -124,11 +126,11 @@ fn swap_at_a_call(site: &Site, files: &BTreeMap<String, String>) -> Result<(Muta
 fn edit_every_call(line: &str, name: &str, edit: &CallEdit) -> Option<String> {
     let starts = call_starts(line, name);
     if starts.len() <= 1 {
-        return edit(line);
+        return edit(line, name);
     }
     let mut out = line.to_string();
     for &at in starts.iter().rev() {
-        let edited = edit(&out[at..])?;
+        let edited = edit(&out[at..], name)?;
         out = format!("{}{edited}", &out[..at]);
     }
     Some(out)
@@ -176,6 +178,26 @@ fn wrap_returned_objects(lines: &[&str], from: usize, to: usize) -> Option<Strin
     (wrapped > 0).then(|| out.join("\n"))
 }
 
+/// The classes whose mutation changes the parameters: for a constructor,
+/// the calls that instantiate its class break the same way. (`swap-args`
+/// edits one call by the site's own name and is left as it was.)
+const ARGUMENT_CLASSES: [&str; 4] = ["add-param", "remove-param", "reorder", "options-object"];
+
+/// `site` as `class` sees it: for the argument classes its callers include
+/// its class's instantiations; for the others they do not (and a site only
+/// instantiations reach is not one).
+pub(super) fn with_callers_for(class: &str, site: &Site) -> Option<Site> {
+    let mut s = site.clone();
+    if ARGUMENT_CLASSES.contains(&class) {
+        s.callers.extend(s.class_callers.iter().cloned());
+        s.callers.sort();
+        s.callers.dedup();
+    } else {
+        s.class_callers.clear();
+    }
+    s.callers.iter().any(|(p, _)| *p != s.path).then_some(s)
+}
+
 /// The mutation and its inverse control for one site, or why not.
 pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -> Result<(Mutant, Mutant), String> {
     if class == "swap-args" {
@@ -200,7 +222,7 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
                 &rename_on(lines[at], &site.name, &new_name).ok_or("the name is not on the definition line")?,
             ),
             None,
-            Box::new(|l: &str| rename_on(l, &site.name, &new_name)),
+            Box::new(|l: &str, name: &str| rename_on(l, name, &new_name)),
         ),
         "add-param" => {
             let (_, open, close) = find_call(lines[at], &site.name).ok_or("a signature over several lines")?;
@@ -223,25 +245,25 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
                     &format!("{}{sep}{param}{}", &lines[at][..close], &lines[at][close..]),
                 ),
                 None,
-                Box::new(move |l: &str| {
+                Box::new(move |l: &str, name: &str| {
                     // JavaScript lets a call omit trailing parameters: the
                     // new argument goes in the new parameter's place.
                     let missing = if js {
-                        declared.saturating_sub(arg_count(l, &site.name)?)
+                        declared.saturating_sub(arg_count(l, name)?)
                     } else {
                         0
                     };
                     let pad = "undefined, ".repeat(missing);
-                    append_arg(l, &site.name, &format!("{pad}{arg}"))
+                    append_arg(l, name, &format!("{pad}{arg}"))
                 }),
             )
         }
         "remove-param" => {
             let declared = param_count(lines[at], &site.name).unwrap_or(0);
             if js
-                && !caller_lines(site, files)
+                && !caller_calls(site, files)
                     .iter()
-                    .any(|l| arg_count(l, &site.name).is_some_and(|k| k >= declared))
+                    .any(|(l, name)| arg_count(l, name).is_some_and(|k| k >= declared))
             {
                 return Err("no caller passes the last argument (nothing its removal would break)".into());
             }
@@ -256,13 +278,13 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
                     },
                 ),
                 None,
-                Box::new(move |l: &str| {
+                Box::new(move |l: &str, name: &str| {
                     // A JavaScript call that omits the last parameter passes
                     // nothing to remove.
-                    if js && arg_count(l, &site.name)? < declared {
+                    if js && arg_count(l, name)? < declared {
                         return Some(l.to_string());
                     }
-                    drop_last_arg(l, &site.name)
+                    drop_last_arg(l, name)
                 }),
             )
         }
@@ -271,9 +293,9 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
                 return Err("Go parameters sharing one type (`a, b int`)".into());
             }
             let mutated = swap_first_params(lines[at], &site.name, lang)?;
-            if !caller_lines(site, files)
+            if !caller_calls(site, files)
                 .iter()
-                .any(|l| passes_positionally(l, &site.name, 2))
+                .any(|(l, name)| passes_positionally(l, name, 2))
             {
                 return Err(
                     "no caller passes the first two arguments positionally (nothing a reorder would break)".into(),
@@ -282,7 +304,7 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
             (
                 replace_line(text, at, &mutated),
                 None,
-                Box::new(|l: &str| swap_first_args(l, &site.name)),
+                Box::new(|l: &str, name: &str| swap_first_args(l, name)),
             )
         }
         "options-object" => {
@@ -292,16 +314,16 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
             let (mutated, key) = last_param_to_options(lines[at], &site.name)?;
             // The last parameter's place among the arguments a call passes.
             let index = param_count(lines[at], &site.name).unwrap_or(0).saturating_sub(1);
-            if !caller_lines(site, files)
+            if !caller_calls(site, files)
                 .iter()
-                .any(|l| passes_positionally(l, &site.name, index + 1))
+                .any(|(l, name)| passes_positionally(l, name, index + 1))
             {
                 return Err("no caller passes the last argument (nothing the options object would break)".into());
             }
             (
                 replace_line(text, at, &mutated),
                 None,
-                Box::new(move |l: &str| wrap_arg(l, &site.name, index, &key)),
+                Box::new(move |l: &str, name: &str| wrap_arg(l, name, index, &key)),
             )
         }
         "return-none" => {
@@ -340,7 +362,7 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
             (
                 ls.join("\n"),
                 Some(at + 1),
-                Box::new(move |l: &str| guard_call(l, &site.name, python)),
+                Box::new(move |l: &str, name: &str| guard_call(l, name, python)),
             )
         }
         "return-shape" => {
@@ -357,8 +379,8 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
             (
                 wrap_returned_objects(&lines, at, end).ok_or("no `return {` whose object closes in the function")?,
                 None,
-                Box::new(|l: &str| {
-                    let (_, _, close) = find_call(l, &site.name)?;
+                Box::new(|l: &str, name: &str| {
+                    let (_, _, close) = find_call(l, name)?;
                     Some(format!("{}.value{}", &l[..=close], &l[close + 1..]))
                 }),
             )
@@ -397,10 +419,15 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
         let l = cl.get(idx).ok_or("a caller line past the end")?;
         // Every call on the line (`f(a) && !f(b)`), not only the first; a
         // `None` guard wraps the call with its receiver, so it edits one.
+        // A constructor's instantiations call its class's name.
+        let name = match &site.class_name {
+            Some(c) if site.class_callers.contains(original) => c.as_str(),
+            _ => site.name.as_str(),
+        };
         let updated = if class == "return-none" || class == "rename" {
-            call_edit(l)
+            call_edit(l, name)
         } else {
-            edit_every_call(l, &site.name, &*call_edit)
+            edit_every_call(l, name, &*call_edit)
         }
         .ok_or("a call not on one line, or through another name")?;
         edited.insert(path.clone(), replace_line(&current, idx, &updated));
@@ -420,7 +447,7 @@ mod tests {
 
     #[test]
     fn a_control_edits_every_call_on_the_line() {
-        let drop: &CallEdit = &|l: &str| drop_last_arg(l, "isHttps");
+        let drop: &CallEdit = &|l: &str, name: &str| drop_last_arg(l, name);
         assert_eq!(
             edit_every_call("if (isHttps(a, x) && !isHttps(b, y)) {", "isHttps", drop).unwrap(),
             "if (isHttps(a) && !isHttps(b)) {"

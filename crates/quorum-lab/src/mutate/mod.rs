@@ -75,6 +75,11 @@ struct Site {
     return_keys: Vec<String>,
     /// Whether a caller in another file reads one of those keys from the result.
     keys_read: bool,
+    /// For a constructor (`__init__`, `constructor`): its class's name, and
+    /// the calls that instantiate the class, which call the constructor
+    /// under the class's name (the argument classes update them too).
+    class_name: Option<String>,
+    class_callers: Vec<(String, u32)>,
 }
 
 /// One class's outcome.
@@ -154,9 +159,27 @@ fn sites(g: &Graph) -> Vec<Site> {
             .map(|e| (g.symbol(e.from).path.to_string(), e.line, e))
             .collect();
         let mut callers: Vec<(String, u32)> = calls.iter().map(|(p, l, _)| (p.clone(), *l)).collect();
+        // A constructor is called through its class: `Session(…)`,
+        // `new Client(…)` are edges to the class, and a control that left
+        // them alone would leave true findings.
+        let (class_name, class_callers) = match constructor_class(g, &s) {
+            Some((name, class)) => {
+                let mut at: Vec<(String, u32)> = g
+                    .incoming(class)
+                    .filter(|e| e.kind == quorum_graph::EdgeKind::Calls)
+                    .map(|e| (g.symbol(e.from).path.to_string(), e.line))
+                    .filter(|c| !callers.contains(c))
+                    .collect();
+                at.sort();
+                at.dedup();
+                (Some(name), at)
+            }
+            None => (None, vec![]),
+        };
         callers.sort();
         callers.dedup();
-        if !callers.iter().any(|(p, _)| p != s.path) || s.name.len() < 3 {
+        let elsewhere = |c: &[(String, u32)]| c.iter().any(|(p, _)| p != s.path);
+        if !(elsewhere(&callers) || elsewhere(&class_callers)) || s.name.len() < 3 {
             continue;
         }
         // Lines with a resolved call too (`self.f() == other.f()`) are
@@ -192,9 +215,22 @@ fn sites(g: &Graph) -> Vec<Site> {
             end_line: s.end_line,
             return_keys,
             keys_read,
+            class_name,
+            class_callers,
         });
     }
     out
+}
+
+/// The class a constructor (`__init__`, a JavaScript `constructor`)
+/// builds: its name and id.
+fn constructor_class(g: &Graph, s: &quorum_graph::SymbolInfo<'_>) -> Option<(String, u32)> {
+    if s.kind != SymbolKind::Method || !matches!(s.name, "__init__" | "constructor") {
+        return None;
+    }
+    let (class_qname, _) = s.qname.rsplit_once('.')?;
+    let class = g.find(class_qname)?;
+    (g.symbol(class).kind == SymbolKind::Class).then(|| (g.symbol(class).name.to_string(), class))
 }
 
 /// The method of an ancestor class that `site` overrides, if the graph
@@ -223,6 +259,22 @@ fn overridden(g: &Graph, site: &Site) -> Option<String> {
         }
     }
     None
+}
+
+/// Every caller's line with the name it calls the site by (its class's
+/// name at an instantiation of a constructor's class).
+fn caller_calls<'a>(site: &'a Site, files: &'a BTreeMap<String, String>) -> Vec<(&'a str, &'a str)> {
+    site.callers
+        .iter()
+        .filter_map(|c| {
+            let line = files.get(&c.0)?.split('\n').nth((c.1 as usize).checked_sub(1)?)?;
+            let name = match &site.class_name {
+                Some(class) if site.class_callers.contains(c) => class.as_str(),
+                _ => site.name.as_str(),
+            };
+            Some((line, name))
+        })
+        .collect()
 }
 
 /// The text of every caller's line.
@@ -297,10 +349,15 @@ pub fn run(args: &MutateArgs) -> anyhow::Result<MutateReport> {
     for class in CLASSES {
         // A stable sample: a graph change that adds or drops other sites
         // leaves these in it, so the gate compares like with like.
-        let pool = crate::sampling::stable_sample(all.clone(), args.sample, args.seed, |s: &Site| s.qname.as_str());
+        // A constructor's instantiations are its calls for the classes that
+        // change arguments; the others see only its direct callers, as
+        // before instantiations counted.
+        let candidates: Vec<Site> = all.iter().filter_map(|s| make::with_callers_for(class, s)).collect();
+        let sites_in_class = candidates.len();
+        let pool = crate::sampling::stable_sample(candidates, args.sample, args.seed, |s: &Site| s.qname.as_str());
         let mut r = ClassReport {
             class: class.into(),
-            sites: all.len(),
+            sites: sites_in_class,
             sampled: pool.len(),
             ..Default::default()
         };
@@ -458,6 +515,47 @@ mod tests {
                     site.path
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_constructors_instantiations_are_its_callers_for_the_argument_classes() {
+        let files: BTreeMap<String, String> = [
+            (
+                "pkg/session.py",
+                "class Session:\n    def __init__(self, url, timeout):\n        self.url = url\n",
+            ),
+            (
+                "pkg/api.py",
+                "from pkg.session import Session\n\n\ndef get(url):\n    return Session(url, 5)\n",
+            ),
+        ]
+        .iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect();
+        let (base, _) = quorum_graph::build(files.clone(), None);
+        let site = sites(&base)
+            .into_iter()
+            .find(|s| s.name == "__init__")
+            .expect("a constructor instantiated in another file is a site");
+        assert_eq!(site.class_name.as_deref(), Some("Session"));
+        assert_eq!(site.class_callers, vec![("pkg/api.py".to_string(), 5)]);
+        // Only instantiations reach it: not a site for a rename.
+        assert!(make::with_callers_for("rename", &site).is_none());
+        for class in ["add-param", "remove-param", "reorder"] {
+            let site = make::with_callers_for(class, &site).expect("an argument class sees the instantiation");
+            let (mutant, control) = make(class, &site, &files).unwrap_or_else(|e| panic!("{class}: {e}"));
+            let hits = review(&base, &files, &mutant);
+            assert!(names_a_caller(&hits, &mutant), "{class}: {hits:?}");
+            let api = &control
+                .files
+                .iter()
+                .find(|(p, _)| p == "pkg/api.py")
+                .expect("the control updates the call")
+                .1;
+            assert!(!api.contains("Session(url, 5)\n"), "{class}: {api}");
+            let noise = review(&base, &files, &control);
+            assert!(noise.is_empty(), "{class}: the control draws {noise:?}");
         }
     }
 }
