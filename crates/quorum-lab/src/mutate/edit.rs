@@ -86,6 +86,21 @@ pub(super) fn append_arg(line: &str, name: &str, arg: &str) -> Option<String> {
     Some(format!("{}{sep}{arg}{}", &line[..close], &line[close..]))
 }
 
+/// Whether the first call of `name` on `line` passes a keyword argument
+/// (`key=v`) or unpacks (`*args`, `**kwargs`): a positional argument
+/// cannot follow those in Python, so a new one goes by keyword.
+pub(super) fn passes_keywords(line: &str, name: &str) -> Option<bool> {
+    let (_, open, close) = find_call(line, name)?;
+    let args = &line[open + 1..close];
+    Some(split_items(args, false).into_iter().any(|(a, b)| {
+        let t = args[a..b].trim();
+        let keyword = t.split_once('=').is_some_and(|(k, v)| {
+            !v.starts_with('=') && !k.is_empty() && k.trim().chars().all(|c| c.is_alphanumeric() || c == '_')
+        });
+        t.starts_with('*') || keyword
+    }))
+}
+
 pub(super) fn replace_line(text: &str, index: usize, new: &str) -> String {
     let mut lines: Vec<&str> = text.split('\n').collect();
     lines[index] = new;
@@ -595,6 +610,10 @@ mod tests {
         );
         assert!(last_param_to_options("function f(a, b = 1) {", "f").is_err());
         assert_eq!(wrap_arg("f(x, true);", "f", 1, "b").unwrap(), "f(x, { b: true });");
+        assert_eq!(passes_keywords("g(a, key=b)", "g"), Some(true));
+        assert_eq!(passes_keywords("g(*args, **kw)", "g"), Some(true));
+        assert_eq!(passes_keywords("g(a == b, c)", "g"), Some(false));
+        assert_eq!(passes_keywords("g(a, h(k=1))", "g"), Some(false));
         // A call that omits the parameter passes an object with the key
         // undefined, as the argument was.
         assert_eq!(wrap_arg("f(x);", "f", 1, "b").unwrap(), "f(x, { b: undefined });");

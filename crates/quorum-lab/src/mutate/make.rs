@@ -8,8 +8,8 @@ use quorum_core::lang::Lang;
 
 use super::edit::{
     append_arg, arg_count, body_indent, call_starts, drop_last_arg, drop_last_param, find_call, guard_call,
-    last_param_to_options, opens_call, optional_or_variadic, param_count, passes_positionally, rename_on, replace_line,
-    swap_first_args, swap_first_params, uses_result, wrap_arg,
+    last_param_to_options, opens_call, optional_or_variadic, param_count, passes_keywords, passes_positionally,
+    rename_on, replace_line, swap_first_args, swap_first_params, uses_result, wrap_arg,
 };
 use super::{Site, caller_calls};
 
@@ -253,6 +253,11 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
                     } else {
                         0
                     };
+                    // Python takes no positional argument after a keyword
+                    // or an unpacking: the new one goes by its name.
+                    if python && passes_keywords(l, name)? {
+                        return append_arg(l, name, &format!("quorum_extra={arg}"));
+                    }
                     let pad = "undefined, ".repeat(missing);
                     append_arg(l, name, &format!("{pad}{arg}"))
                 }),
