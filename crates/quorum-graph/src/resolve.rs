@@ -23,7 +23,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 pub(crate) use deps::FileDeps;
-use deps::read_file;
 
 use crate::extract::{FileFacts, SymbolKind};
 use crate::lang::Lang;
@@ -112,21 +111,17 @@ impl<'g> Resolver<'g> {
         }
     }
 
-    /// File `fi`'s facts, noted as read by the file being resolved.
     fn file(&self, fi: u32) -> &'g FileFacts {
-        read_file(fi);
-        &self.g.files()[fi as usize]
+        deps::facts(self.g, fi)
     }
 
-    /// The kind of symbol `id`, noted as a read of its file.
     fn kind(&self, id: u32) -> SymbolKind {
-        read_file(self.g.refs[id as usize].file);
-        self.g.kind_of(id)
+        deps::kind(self.g, id)
     }
 
     /// Module `fi`'s top-level names, noted as a read of it.
     fn bindings(&self, fi: u32) -> &HashMap<String, Binding> {
-        read_file(fi);
+        deps::read_file(fi);
         self.bindings[fi as usize].get_or_init(|| module_bindings(self.g, fi))
     }
 
@@ -222,8 +217,7 @@ impl<'g> Resolver<'g> {
             None => (first, false),
         };
         let start = if (first == "self" || first == "cls") && !first_called {
-            read_file(fi);
-            match self.g.enclosing_class(fi, scope) {
+            match deps::enclosing_class(self.g, fi, scope) {
                 Some(class) => {
                     let Some((&m, rest2)) = rest.split_first() else {
                         return unresolved();

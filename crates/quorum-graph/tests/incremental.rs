@@ -3,39 +3,21 @@
 //! byte, as a build from nothing, in every language the graph resolves,
 //! and it resolves only part of the tree.
 
-use std::path::Path;
+mod common;
 
 use quorum_graph::{Graph, SymbolKind, Target, blob, build, overlay};
 
 /// The storefront fixture, this crate's sources, and a generated tree of
 /// six languages whose modules import, call and subclass each other.
 fn corpus() -> Vec<(String, String)> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut out = vec![];
-    for dir in [
+    let mut out = common::read_repo_dirs(&[
         "storefront-fixture",
         "crates/quorum-graph/src",
         "crates/quorum-graph/tests/data",
-    ] {
-        collect(&repo, &repo.join(dir), &mut out);
-    }
+    ]);
     out.extend(generated(8));
     out.sort();
     out
-}
-
-fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
-    entries.sort_by_key(|e| e.path());
-    for e in entries {
-        let p = e.path();
-        if p.is_dir() {
-            collect(root, &p, out);
-        } else if let Ok(text) = std::fs::read_to_string(&p) {
-            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            out.push((rel, text));
-        }
-    }
 }
 
 /// `n` modules per language, module i using module (i + 1) % n and

@@ -2,40 +2,18 @@
 //! same, byte for byte, on one thread or several, and progress counts every
 //! file once.
 
-use std::path::Path;
+mod common;
 
 use quorum_graph::{blob, build_parallel};
 
 /// Every file of the storefront fixture and of this crate's own sources: two
 /// languages, a few hundred files' worth of symbols, calls and imports.
 fn corpus() -> Vec<(String, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut out = vec![];
-    // Paths relative to the repository, so no two files share one.
-    let repo = root.join("../..");
-    for dir in [
+    common::read_repo_dirs(&[
         "storefront-fixture",
         "crates/quorum-graph/src",
         "crates/quorum-graph/tests",
-    ] {
-        collect(&repo, &repo.join(dir), &mut out);
-    }
-    out.sort();
-    out
-}
-
-fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
-    entries.sort_by_key(|e| e.path());
-    for e in entries {
-        let p = e.path();
-        if p.is_dir() {
-            collect(root, &p, out);
-        } else if let Ok(text) = std::fs::read_to_string(&p) {
-            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            out.push((rel, text));
-        }
-    }
+    ])
 }
 
 #[test]

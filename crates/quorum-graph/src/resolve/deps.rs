@@ -17,6 +17,9 @@ use std::cell::RefCell;
 
 use serde::{Deserialize, Serialize};
 
+use crate::extract::{FileFacts, SymbolKind};
+use crate::model::Graph;
+
 /// The reads of resolving one file: other files by index (sorted, without
 /// the file itself) and content-derived index keys (sorted).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,6 +48,25 @@ pub(crate) fn read_file(fi: u32) {
             r.files.push(fi);
         }
     });
+}
+
+/// File `fi`'s facts, noted as read: the one way the resolvers read
+/// another file's facts.
+pub(crate) fn facts(g: &Graph, fi: u32) -> &FileFacts {
+    read_file(fi);
+    &g.files()[fi as usize]
+}
+
+/// The kind of symbol `id`, noted as a read of its file.
+pub(crate) fn kind(g: &Graph, id: u32) -> SymbolKind {
+    read_file(g.refs[id as usize].file);
+    g.kind_of(id)
+}
+
+/// The class around `scope` in file `fi`, noted as a read of `fi`.
+pub(crate) fn enclosing_class(g: &Graph, fi: u32, scope: Option<u32>) -> Option<u32> {
+    read_file(fi);
+    g.enclosing_class(fi, scope)
 }
 
 /// Notes that the file being resolved looked `key` up in a content-keyed

@@ -25,6 +25,33 @@ pub fn read_tree(root: &Path) -> Vec<(String, String)> {
     out
 }
 
+/// Every file under each of `dirs` (relative to the repository), as
+/// (path relative to the repository, content), in path order: corpora of
+/// real files where no two share a path.
+pub fn read_repo_dirs(dirs: &[&str]) -> Vec<(String, String)> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut out = vec![];
+    for dir in dirs {
+        collect(&repo, &repo.join(dir), &mut out);
+    }
+    out.sort();
+    out
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
+    entries.sort_by_key(|e| e.path());
+    for e in entries {
+        let p = e.path();
+        if p.is_dir() {
+            collect(root, &p, out);
+        } else if let Ok(text) = std::fs::read_to_string(&p) {
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            out.push((rel, text));
+        }
+    }
+}
+
 pub fn data(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }

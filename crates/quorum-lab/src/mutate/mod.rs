@@ -278,11 +278,8 @@ fn caller_calls<'a>(site: &'a Site, files: &'a BTreeMap<String, String>) -> Vec<
 }
 
 /// The text of every caller's line.
-fn caller_lines<'a>(site: &Site, files: &'a BTreeMap<String, String>) -> Vec<&'a str> {
-    site.callers
-        .iter()
-        .filter_map(|(p, l)| files.get(p)?.split('\n').nth((*l as usize).checked_sub(1)?))
-        .collect()
+fn caller_lines<'a>(site: &'a Site, files: &'a BTreeMap<String, String>) -> Vec<&'a str> {
+    caller_calls(site, files).into_iter().map(|(line, _)| line).collect()
 }
 
 /// Why a mutation drew no finding naming a caller, as a bucket the graph

@@ -43,7 +43,7 @@ use std::collections::HashMap;
 use crate::extract::{FileFacts, ImportFact, SymbolKind};
 use crate::lang::Lang;
 use crate::model::{Graph, Target};
-use crate::resolve::deps::{self, read_file, read_key};
+use crate::resolve::deps::{self, read_key};
 use crate::resolve::{NAME_ONLY, RESOLVED};
 use rust::rust_module;
 
@@ -180,22 +180,16 @@ impl<'g> OtherLangs<'g> {
         p
     }
 
-    /// File `fi`'s facts, noted as read by the file being resolved.
     fn file(&self, fi: u32) -> &'g FileFacts {
-        read_file(fi);
-        &self.g.files()[fi as usize]
+        deps::facts(self.g, fi)
     }
 
-    /// The kind of symbol `id`, noted as a read of its file.
     fn kind(&self, id: u32) -> SymbolKind {
-        read_file(self.g.refs[id as usize].file);
-        self.g.kind_of(id)
+        deps::kind(self.g, id)
     }
 
-    /// The class around `scope` in file `fi`, noted as a read of `fi`.
     fn enclosing_class(&self, fi: u32, scope: Option<u32>) -> Option<u32> {
-        read_file(fi);
-        self.g.enclosing_class(fi, scope)
+        deps::enclosing_class(self.g, fi, scope)
     }
 
     /// Looks `key` up in a Rust index (types or methods by crate), noted as
