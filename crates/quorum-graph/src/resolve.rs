@@ -207,6 +207,9 @@ impl<'g> Resolver<'g> {
     /// Resolves a dotted path used inside `scope` of file `fi`.
     fn resolve_path(&self, fi: u32, scope: Option<u32>, path: &str) -> (Target, f32) {
         let unresolved = || (Target::Name(last_segment(path).into()), NAME_ONLY);
+        if let Some(called) = called_result(path) {
+            return called;
+        }
         let parts: Vec<&str> = path.split('.').collect();
         let Some((&first, rest)) = parts.split_first() else {
             return unresolved();
@@ -402,6 +405,16 @@ pub(crate) fn absolute_module(current: &str, current_is_package: bool, written: 
         out.push_str(rest);
     }
     out
+}
+
+/// A callee that is itself a call's result (`group(*a)(f)` is `group()`,
+/// `make_base()` as a base class): the value called is unknown, so the edge
+/// is name-only under a name no symbol has (`group()`), never an edge to the
+/// function whose result it is — the outer call's arguments are not that
+/// function's. The inner call has its own edge.
+pub(crate) fn called_result(callee: &str) -> Option<(Target, f32)> {
+    let last = callee.rsplit('.').next().unwrap_or(callee);
+    last.ends_with("()").then(|| (Target::Name(last.into()), NAME_ONLY))
 }
 
 fn last_segment(path: &str) -> &str {

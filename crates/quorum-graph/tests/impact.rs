@@ -238,3 +238,74 @@ fn a_javascript_parameter_named_self_is_an_ordinary_parameter() {
     let report = impact(&base, &head, &diffs, ImpactOptions::default());
     assert!(report.changed.iter().all(|c| c.broken_calls.is_empty()), "{report:?}");
 }
+
+/// The (path, line) of every broken call in the report.
+fn broken_calls(report: &quorum_graph::ImpactReport) -> Vec<(String, u32)> {
+    report
+        .changed
+        .iter()
+        .flat_map(|c| &c.broken_calls)
+        .map(|b| (b.path.clone(), b.line))
+        .collect()
+}
+
+#[test]
+fn a_call_of_a_calls_result_is_not_a_call_of_the_function() {
+    // click's `group(*args, **kwargs)(f)` and rxjs's
+    // `pipeFromArray(operations)(this)`: the outer call's arguments go to
+    // what the function returned, so a control that updates the inner call
+    // after the function gains a parameter breaks nothing, and a caller
+    // that did not update it is still found.
+    for (def_path, def, old_sig, new_sig, use_path, call, old_call, new_call) in [
+        (
+            "pkg/deco.py",
+            "def group(name, **attrs):\n    def wrap(f):\n        return f\n    return wrap\n",
+            "def group(name, **attrs):",
+            "def group(name, help, **attrs):",
+            "pkg/cli.py",
+            "from pkg.deco import group\n\n\ndef make(f):\n    return group('x')(f)\n",
+            "group('x')(f)",
+            "group('x', None)(f)",
+        ),
+        (
+            "src/pipe.js",
+            "export function pipeFromArray(fns) {\n  return (input) => fns.reduce((v, fn) => fn(v), input)\n}\n",
+            "pipeFromArray(fns)",
+            "pipeFromArray(fns, name)",
+            "src/observable.js",
+            "import { pipeFromArray } from './pipe'\nexport function pipe(source, ops) {\n  return pipeFromArray(ops)(source)\n}\n",
+            "pipeFromArray(ops)(source)",
+            "pipeFromArray(ops, undefined)(source)",
+        ),
+    ] {
+        let files = vec![
+            (def_path.to_string(), def.to_string()),
+            (use_path.to_string(), call.to_string()),
+        ];
+        let (base, _) = build(files, None);
+        let new_def = def.replace(old_sig, new_sig);
+        let updated = call.replace(old_call, new_call);
+        // The definition alone changed: the caller's inner call breaks.
+        let (head, _) = overlay(&base, &[(def_path.to_string(), Some(new_def.clone()))]);
+        let report = impact(&base, &head, &diff(def_path, def, &new_def), ImpactOptions::default());
+        let line = call.lines().position(|l| l.contains(old_call)).unwrap() as u32 + 1;
+        assert_eq!(
+            broken_calls(&report),
+            [(use_path.to_string(), line)],
+            "{def_path}: {report:?}"
+        );
+        // The caller updated too: the outer call is not judged by the
+        // function's signature.
+        let (head, _) = overlay(
+            &base,
+            &[
+                (def_path.to_string(), Some(new_def.clone())),
+                (use_path.to_string(), Some(updated.clone())),
+            ],
+        );
+        let mut diffs = diff(def_path, def, &new_def);
+        diffs.extend(diff(use_path, call, &updated));
+        let report = impact(&base, &head, &diffs, ImpactOptions::default());
+        assert_eq!(broken_calls(&report), [], "{def_path}: {report:?}");
+    }
+}

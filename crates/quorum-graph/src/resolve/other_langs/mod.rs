@@ -214,11 +214,13 @@ impl<'g> OtherLangs<'g> {
     /// The edge target of a call (or a base class) written `callee` in
     /// `scope` of file `fi`.
     pub(crate) fn call(&self, fi: u32, scope: Option<u32>, callee: &str) -> (Target, f32) {
+        if let Some(called) = super::called_result(callee) {
+            return called;
+        }
         let parts: Vec<&str> = callee.split('.').collect();
         let Some((&last, quals)) = parts.split_last() else {
             return (Target::Name(callee.into()), NAME_ONLY);
         };
-        let last = last.strip_suffix("()").unwrap_or(last);
         if quals.is_empty() {
             return match self.bare(fi, scope, last, 0) {
                 Some(Entity::Class(id) | Entity::Item(id)) => (Target::Symbol(id), RESOLVED),
