@@ -21,6 +21,10 @@ use quorum_memory::{Association, MemoryState, PastComment, Person, Reaction, Rea
 use quorum_store::{MemoryStore, StateStore};
 use serde::{Deserialize, Serialize};
 
+mod model;
+pub use model::{ModelTotals, ModelView};
+use model::{model_totals, model_view};
+
 #[derive(Debug, clap::Args)]
 pub struct EvalMemoryArgs {
     /// The cases.
@@ -29,6 +33,11 @@ pub struct EvalMemoryArgs {
     /// Where the results go (JSON).
     #[arg(long, default_value = "eval/memory/results.json")]
     pub out: PathBuf,
+    /// The model engine (`--model-url`, `--model`, `--model-effort`, …);
+    /// unset: the offline engine alone. With a model the results also
+    /// score the model's own findings (see `ModelView`).
+    #[command(flatten)]
+    pub llm: quorum_llm::LlmArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -237,6 +246,9 @@ pub struct MemoryCaseResult {
     pub items: Vec<String>,
     pub kept_without: Vec<String>,
     pub kept_with: Vec<String>,
+    /// With a model: what its own findings (those no offline rule made) did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelView>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -251,6 +263,9 @@ pub struct MemoryEvalReport {
     pub conventions_total: usize,
     pub clean_unchanged: usize,
     pub clean_total: usize,
+    /// With a model: its findings summed over the cases of each kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelTotals>,
 }
 
 fn kept_keys(r: &Review) -> Vec<String> {
@@ -315,11 +330,19 @@ fn case_repo(case: &MemoryCase) -> anyhow::Result<(tempfile::TempDir, PathBuf, S
     Ok((dir, path, base, head))
 }
 
-pub async fn run_case(case: &MemoryCase) -> anyhow::Result<MemoryCaseResult> {
+pub async fn run_case(case: &MemoryCase, llm: Option<&quorum_llm::LlmConfig>) -> anyhow::Result<MemoryCaseResult> {
     let (_dir, path, base, head) = case_repo(case)?;
     let name = format!("local/{}", case.id);
     let review = |store: Arc<dyn StateStore>| {
-        quorum_cli::review::review_range(&path, &name, &base, &head, case.description.clone(), store, None)
+        quorum_cli::review::review_range(
+            &path,
+            &name,
+            &base,
+            &head,
+            case.description.clone(),
+            store,
+            llm.cloned(),
+        )
     };
     let without = review(Arc::new(MemoryStore::new())).await?;
     // Learn from the history, as `quorum memory ingest` would.
@@ -340,7 +363,9 @@ pub async fn run_case(case: &MemoryCase) -> anyhow::Result<MemoryCaseResult> {
             .collect();
     let with = review(store).await?;
     let (kw, kk) = (kept_keys(&without), kept_keys(&with));
+    let model = llm.map(|_| model_view(case, &without, &with));
     Ok(MemoryCaseResult {
+        model,
         id: case.id.clone(),
         kind: case.kind,
         without: hits(&without, case),
@@ -366,13 +391,15 @@ pub async fn run(args: &EvalMemoryArgs) -> anyhow::Result<MemoryEvalReport> {
         .iter()
         .map(|p| MemoryCase::load(p))
         .collect::<anyhow::Result<_>>()?;
+    let llm = args.llm.config()?;
     // Cases wait mostly on the embedded fleet's consumer groups, not the
     // CPU: three at a time, results in case order.
     use futures::StreamExt as _;
-    let results: Vec<anyhow::Result<MemoryCaseResult>> = futures::stream::iter(loaded.iter().map(run_case))
-        .buffered(3)
-        .collect()
-        .await;
+    let results: Vec<anyhow::Result<MemoryCaseResult>> =
+        futures::stream::iter(loaded.iter().map(|c| run_case(c, llm.as_ref())))
+            .buffered(3)
+            .collect()
+            .await;
     let mut cases = vec![];
     for r in results {
         let r = r?;
@@ -397,6 +424,7 @@ pub async fn run(args: &EvalMemoryArgs) -> anyhow::Result<MemoryEvalReport> {
         conventions_total: count(CaseKind::Convention, &|_| true),
         clean_unchanged: count(CaseKind::Clean, &|c| c.unchanged),
         clean_total: count(CaseKind::Clean, &|_| true),
+        model: llm.as_ref().map(|_| model_totals(&cases)),
         cases,
     };
     std::fs::write(&args.out, serde_json::to_string_pretty(&report)? + "\n")
@@ -406,7 +434,7 @@ pub async fn run(args: &EvalMemoryArgs) -> anyhow::Result<MemoryEvalReport> {
 
 impl MemoryEvalReport {
     pub fn summary(&self) -> String {
-        format!(
+        let mut out = format!(
             "dismissed findings repeated: {}/{} with memory ({}/{} without)\n\
              conventions from past reviews applied: {}/{} with memory ({}/{} without)\n\
              clean controls unchanged: {}/{}",
@@ -420,6 +448,11 @@ impl MemoryEvalReport {
             self.conventions_total,
             self.clean_unchanged,
             self.clean_total
-        )
+        );
+        if let Some(m) = &self.model {
+            out.push('\n');
+            out.push_str(&m.summary(self.dismissed_total, self.conventions_total));
+        }
+        out
     }
 }
