@@ -12,7 +12,7 @@ BIN := $(CARGO_TARGET_DIR)/debug
 CASE ?= 01-sql-fstring-email-lookup
 APT := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
 
-.PHONY: fuzz prune-cache run demo docs-check mcp-check bench-mcp bench-console console-check mutate mutate-check test-broker broker-smoke tansu tansu-sqlite chaos chaos-mock eval-memory eval-memory-check eval-memory-llm bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search search-check test-qdrant clean-cache
+.PHONY: fuzz prune-cache run demo docs-check mcp-check bench-mcp bench-console console-check mutate mutate-check test-broker broker-smoke tansu tansu-sqlite chaos chaos-mock eval-memory eval-memory-check eval-memory-llm calibrate-similarity bench-memory test test-llm eval-llm llm-deps deps deps-test deps-deploy build lint unit fixture-tests deploy-check eval eval-check heldout-check noise bench bench-burst bench-gateway bench-index bench-search search-check test-qdrant clean-cache
 
 # The demo runs one process: build only the `quorum` binary (the service
 # binaries are built by `make build` and the test targets).
@@ -194,6 +194,12 @@ broker-smoke: deps-test tansu build
 eval-memory: build
 	$(BIN)/quorum-lab eval-memory --cases eval/memory/cases --out eval/memory/results.json
 	python3 eval/memory/check.py eval/memory/results.json
+
+# Whether the in-process model's title embeddings can tell a dismissed
+# finding's paraphrase from another finding (issue 25; ~10 s; not a gate:
+# the result decides whether the critic uses similarity, docs/memory.md).
+calibrate-similarity: build deps-test
+	$(BIN)/quorum-lab calibrate-similarity --pairs eval/memory/similarity/pairs.yaml --out eval/memory/similarity/results.json
 
 # The same eval with a real model beside the offline engine (not in
 # `make test`; the llama-server of `make llm-deps`, answers cached):

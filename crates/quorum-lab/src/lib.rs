@@ -9,6 +9,7 @@ pub mod bench_console;
 pub mod bench_index;
 pub mod bench_retrieval;
 pub mod bench_search;
+pub mod calibrate_similarity;
 pub mod docstrings;
 pub mod eval;
 pub mod eval_chart;

@@ -5,7 +5,8 @@
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use quorum_lab::{
-    bench, bench_console, bench_index, bench_retrieval, bench_search, eval, judge_cmd, memory_eval, mutate,
+    bench, bench_console, bench_index, bench_retrieval, bench_search, calibrate_similarity, eval, judge_cmd,
+    memory_eval, mutate,
 };
 
 #[derive(Parser)]
@@ -25,6 +26,8 @@ enum Command {
     Eval(Box<eval::EvalArgs>),
     /// Measure review memory's effect (eval/memory): dismissed findings, learned conventions, clean controls.
     EvalMemory(memory_eval::EvalMemoryArgs),
+    /// Whether a title-embedding threshold separates a dismissed finding's paraphrases from other findings (eval/memory/similarity).
+    CalibrateSimilarity(calibrate_similarity::CalibrateSimilarityArgs),
     /// Measure the explained-judge against the labelled sample
     /// (`eval/judge/labels.json`): agreement and Cohen's kappa.
     JudgeAgreement {
@@ -66,6 +69,11 @@ async fn main() -> anyhow::Result<()> {
             quiet_logs();
             let report = memory_eval::run(&args).await?;
             println!("{}", report.summary());
+        }
+        Command::CalibrateSimilarity(args) => {
+            quiet_logs();
+            let c = calibrate_similarity::run(&args).await?;
+            println!("{}", c.summary());
         }
         Command::JudgeAgreement { judge, json } => {
             quiet_logs();
