@@ -278,24 +278,30 @@ fn receiver_start(line: &str, at: usize) -> usize {
     pos
 }
 
-/// The first call of `name` on the line, its receiver included, wrapped so
-/// a `None`/`null` result is replaced before anything uses it:
+/// Every call of `name` on the line, each with its receiver, wrapped so a
+/// `None`/`null` result is replaced before anything uses it:
 /// `(ctx.f(a) or quorum_default)` in Python, `(ctx.f(a) ?? quorumDefault)`
-/// in JavaScript/TypeScript.
+/// in JavaScript/TypeScript. Every call, not the first: a line that calls
+/// twice (`!f(s).has(k) || f(s).get(k)`) is broken by the second too.
+/// Calls are wrapped from the last, so earlier offsets hold.
 pub(super) fn guard_call(line: &str, name: &str, python: bool) -> Option<String> {
-    let (at, _, close) = find_call(line, name)?;
-    let start = receiver_start(line, at);
     let fallback = if python {
         " or quorum_default"
     } else {
         " ?? quorumDefault"
     };
-    Some(format!(
-        "{}({}{fallback}){}",
-        &line[..start],
-        &line[start..=close],
-        &line[close + 1..]
-    ))
+    let starts = call_starts(line, name);
+    if starts.is_empty() {
+        return None;
+    }
+    let mut out = line.to_string();
+    for &at in starts.iter().rev() {
+        let open = paren_after(&out, at + name.len())?;
+        let close = closing(&out, open)?;
+        let start = receiver_start(&out, at);
+        out = format!("{}({}{fallback}){}", &out[..start], &out[start..=close], &out[close + 1..]);
+    }
+    Some(out)
 }
 
 /// Whether the caller at `lines[idx]` uses the result of its call of
@@ -441,6 +447,20 @@ pub(super) fn swap_first_args(line: &str, name: &str) -> Option<String> {
         swap(args, items[0], items[1]),
         &line[close..]
     ))
+}
+
+/// A caller's line updated for a reorder of the first two parameters: the
+/// first two positional arguments swapped; in JavaScript a call that passed
+/// one argument passes `undefined` first, so the argument keeps reaching
+/// the parameter it reached before (now the second).
+pub(super) fn reorder_call_args(line: &str, name: &str, js: bool) -> Option<String> {
+    let (open, positional, items) = positional_args(line, name)?;
+    if js && positional == 1 && items.len() == 1 {
+        let (a, _) = items[0];
+        let at = open + 1 + a;
+        return Some(format!("{}undefined, {}", &line[..at], &line[at..]));
+    }
+    swap_first_args(line, name)
 }
 
 /// The definition line with its last parameter `p` turned into an options
@@ -592,6 +612,13 @@ mod tests {
         assert!(swap_first_params("def f(self, a):", "f", PY).is_err());
         assert_eq!(swap_first_args("x = f(g(1, 2), y)", "f").unwrap(), "x = f(y, g(1, 2))");
         assert_eq!(swap_first_args("f(a, b=2)", "f").unwrap(), "f(a, b=2)");
+        assert_eq!(
+            reorder_call_args("return new S<T>(url);", "S", true).unwrap(),
+            "return new S<T>(undefined, url);"
+        );
+        assert_eq!(reorder_call_args("f(a, b)", "f", true).unwrap(), "f(b, a)");
+        assert_eq!(reorder_call_args("f(a)", "f", false).unwrap(), "f(a)", "Python has no `undefined`");
+        assert_eq!(reorder_call_args("f(...xs)", "f", true).unwrap(), "f(...xs)");
         assert!(passes_positionally("f(a == b, c)", "f", 2));
         assert!(!passes_positionally("f(a, key=c)", "f", 2));
     }
@@ -633,6 +660,14 @@ mod tests {
         assert_eq!(
             guard_call("const v = f(a);", "f", false).unwrap(),
             "const v = (f(a) ?? quorumDefault);"
+        );
+        assert_eq!(
+            guard_call("if (!f(s).has(k) || o.f(s).get(k) !== v) {", "f", false).unwrap(),
+            "if (!(f(s) ?? quorumDefault).has(k) || (o.f(s) ?? quorumDefault).get(k) !== v) {"
+        );
+        assert_eq!(
+            guard_call("x = f(f(a)).b", "f", true).unwrap(),
+            "x = (f((f(a) or quorum_default)) or quorum_default).b"
         );
     }
 

@@ -9,7 +9,7 @@ use quorum_core::lang::Lang;
 use super::edit::{
     append_arg, arg_count, body_indent, call_starts, drop_last_arg, drop_last_param, find_call, guard_call,
     last_param_to_options, opens_call, optional_or_variadic, param_count, passes_keywords, passes_positionally,
-    rename_on, replace_line, swap_first_args, swap_first_params, uses_result, wrap_arg,
+    rename_on, reorder_call_args, replace_line, swap_first_args, swap_first_params, uses_result, wrap_arg,
 };
 use super::{Site, caller_calls};
 
@@ -309,7 +309,7 @@ pub(super) fn make(class: &str, site: &Site, files: &BTreeMap<String, String>) -
             (
                 replace_line(text, at, &mutated),
                 None,
-                Box::new(|l: &str, name: &str| swap_first_args(l, name)),
+                Box::new(move |l: &str, name: &str| reorder_call_args(l, name, js)),
             )
         }
         "options-object" => {
