@@ -299,7 +299,12 @@ pub(super) fn guard_call(line: &str, name: &str, python: bool) -> Option<String>
         let open = paren_after(&out, at + name.len())?;
         let close = closing(&out, open)?;
         let start = receiver_start(&out, at);
-        out = format!("{}({}{fallback}){}", &out[..start], &out[start..=close], &out[close + 1..]);
+        out = format!(
+            "{}({}{fallback}){}",
+            &out[..start],
+            &out[start..=close],
+            &out[close + 1..]
+        );
     }
     Some(out)
 }
@@ -617,7 +622,11 @@ mod tests {
             "return new S<T>(undefined, url);"
         );
         assert_eq!(reorder_call_args("f(a, b)", "f", true).unwrap(), "f(b, a)");
-        assert_eq!(reorder_call_args("f(a)", "f", false).unwrap(), "f(a)", "Python has no `undefined`");
+        assert_eq!(
+            reorder_call_args("f(a)", "f", false).unwrap(),
+            "f(a)",
+            "Python has no `undefined`"
+        );
         assert_eq!(reorder_call_args("f(...xs)", "f", true).unwrap(), "f(...xs)");
         assert!(passes_positionally("f(a == b, c)", "f", 2));
         assert!(!passes_positionally("f(a, key=c)", "f", 2));
