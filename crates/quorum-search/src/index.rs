@@ -402,13 +402,19 @@ impl HybridIndex {
             ranking,
             limit: (opts.limit * 4).max(40),
         };
-        let dense_side = self.store.query(opts.kind, &side(Ranking::Dense)).await?;
-        // A query of stop words only has no sparse side.
-        let sparse_side = if sparse.is_empty() {
-            vec![]
-        } else {
-            self.store.query(opts.kind, &side(Ranking::Sparse)).await?
+        // Both sides at once: each is a blocking engine call (or a server
+        // round trip), and a query waits for the slower, not for the sum.
+        let (dense_q, sparse_q) = (side(Ranking::Dense), side(Ranking::Sparse));
+        let sparse_side = async {
+            // A query of stop words only has no sparse side.
+            if sparse.is_empty() {
+                Ok(vec![])
+            } else {
+                self.store.query(opts.kind, &sparse_q).await
+            }
         };
+        let (dense_side, sparse_side) = tokio::join!(self.store.query(opts.kind, &dense_q), sparse_side);
+        let (dense_side, sparse_side) = (dense_side?, sparse_side?);
         let sparse_side = sparse_side
             .into_iter()
             .map(|c| {
