@@ -413,13 +413,12 @@ pub(crate) fn absolute_module(current: &str, current_is_package: bool, written: 
 /// function whose result it is — the outer call's arguments are not that
 /// function's. The inner call has its own edge.
 pub(crate) fn called_result(callee: &str) -> Option<(Target, f32)> {
-    let last = callee.rsplit('.').next().unwrap_or(callee);
+    let last = last_segment(callee);
     last.ends_with("()").then(|| (Target::Name(last.into()), NAME_ONLY))
 }
 
 fn last_segment(path: &str) -> &str {
-    let last = path.rsplit('.').next().unwrap_or(path);
-    last.strip_suffix("()").unwrap_or(last)
+    path.rsplit('.').next().unwrap_or(path)
 }
 
 #[cfg(test)]
