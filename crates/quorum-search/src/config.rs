@@ -57,11 +57,16 @@ pub struct SearchArgs {
     pub embed_api_key: Option<String>,
     #[arg(long, env = "QUORUM_EMBED_BATCH", default_value_t = 64)]
     pub embed_batch: usize,
-    /// The in-process model's directory (model.onnx, tokenizer.json,
+    /// The in-process model's directory (the model, tokenizer.json,
     /// libonnxruntime.so; default ~/.cache/quorum/models/all-MiniLM-L6-v2).
     #[arg(long, env = "QUORUM_EMBED_MODEL_DIR")]
     pub embed_model_dir: Option<PathBuf>,
-    /// Threads the in-process model uses.
+    /// The model file in that directory: the dynamically quantized model
+    /// by default, `model.onnx` for the float32-computing original. Part of
+    /// the index's model id.
+    #[arg(long, env = "QUORUM_EMBED_MODEL_FILE", default_value = crate::embed::MODEL_FILE)]
+    pub embed_model_file: String,
+    /// Threads the in-process model uses (one session of one thread each).
     #[arg(long, env = "QUORUM_EMBED_THREADS", default_value_t = 2)]
     pub embed_threads: usize,
     /// Tokens of each chunk the in-process model reads (the rest is cut;
@@ -109,7 +114,7 @@ impl SearchArgs {
                 timeout: Duration::from_secs(120),
             })?)),
             None => Ok(Arc::new(OnnxEmbedder::load_with_budget(
-                &OnnxFiles::in_dir(&self.model_dir()),
+                &OnnxFiles::in_dir_with_model(&self.model_dir(), &self.embed_model_file),
                 self.embed_threads,
                 self.embed_max_tokens,
             )?)),

@@ -71,8 +71,8 @@ impl Embedder for HashingEmbedder {
     }
 }
 
-/// Where the in-process model's files are: `model.onnx` and
-/// `tokenizer.json`, and ONNX Runtime's shared library.
+/// Where the in-process model's files are: the model, `tokenizer.json`,
+/// and ONNX Runtime's shared library.
 #[derive(Debug, Clone)]
 pub struct OnnxFiles {
     pub model: PathBuf,
@@ -80,12 +80,26 @@ pub struct OnnxFiles {
     pub runtime: PathBuf,
 }
 
+/// The model file loaded by default: all-MiniLM-L6-v2 quantized
+/// dynamically (int8 weights per channel, activations quantized per run),
+/// so ONNX Runtime multiplies in int8. `make deps` writes it from
+/// `model.onnx`, which stores int8 weights but computes in float32
+/// (deploy/models/quantize.py says why); 1.7× faster on 2 cores with
+/// retrieval within 0.01 (docs/search.md, "Int8 that computes in int8").
+pub const MODEL_FILE: &str = "model-dynint8.onnx";
+
 impl OnnxFiles {
     /// The layout `make deps` installs under `dir` (by default
-    /// `~/.cache/quorum/models/all-MiniLM-L6-v2`).
+    /// `~/.cache/quorum/models/all-MiniLM-L6-v2`), with [`MODEL_FILE`].
     pub fn in_dir(dir: &Path) -> Self {
+        Self::in_dir_with_model(dir, MODEL_FILE)
+    }
+
+    /// The same layout with another model file of that directory
+    /// (`model.onnx`: the float32-computing original).
+    pub fn in_dir_with_model(dir: &Path, model_file: &str) -> Self {
         OnnxFiles {
-            model: dir.join("model.onnx"),
+            model: dir.join(model_file),
             tokenizer: dir.join("tokenizer.json"),
             runtime: dir.join("libonnxruntime.so"),
         }
@@ -103,6 +117,17 @@ impl OnnxFiles {
         }
         Ok(())
     }
+
+    /// The model's name in the index's model id: `int8` for `model.onnx`
+    /// (the id indexes were built with before the dynamic model), else the
+    /// file's stem after `model-`.
+    fn variant(&self) -> String {
+        let stem = self.model.file_stem().and_then(|s| s.to_str()).unwrap_or("model");
+        match stem {
+            "model" => "int8".into(),
+            other => other.strip_prefix("model-").unwrap_or(other).to_string(),
+        }
+    }
 }
 
 /// Tokens per text the model sees by default; longer chunks are truncated
@@ -114,20 +139,25 @@ pub const MAX_TOKENS: usize = 192;
 /// The budget the model id without a suffix stands for (the default until
 /// 2026-12-07): an index built then is rebuilt, not mixed, at another.
 const UNSUFFIXED_TOKENS: usize = 256;
-/// Texts per forward pass.
-const BATCH: usize = 16;
 
 /// ONNX Runtime allows one environment per process.
 static ORT_ENV: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
 
 /// all-MiniLM-L6-v2 (384 dimensions, mean pooling, normalised) run
 /// in-process on the CPU.
+///
+/// One session per thread, each on one thread, each text run alone: on 2
+/// cores that is faster than one session on two threads with batches of 16
+/// (ONNX Runtime's threads synchronise at every operator of a model this
+/// small), no padding is computed, and a text's vector does not depend on
+/// the texts it is embedded with — with dynamic quantization it would, as
+/// activations are scaled per run (docs/search.md).
 pub struct OnnxEmbedder {
     inner: Arc<OnnxInner>,
 }
 
 struct OnnxInner {
-    session: Mutex<ort::session::Session>,
+    sessions: Vec<Mutex<ort::session::Session>>,
     tokenizer: tokenizers::Tokenizer,
     id: String,
     dim: usize,
@@ -142,8 +172,8 @@ impl OnnxEmbedder {
     }
 
     /// [`Self::load`] reading at most `max_tokens` tokens of each text. The
-    /// model id names a budget other than the default, so an index built
-    /// with one is rebuilt, not mixed, with another.
+    /// model id names the model file and a budget other than the default,
+    /// so an index built with one is rebuilt, not mixed, with another.
     pub fn load_with_budget(files: &OnnxFiles, threads: usize, max_tokens: usize) -> Result<Self, SearchError> {
         if !(16..=512).contains(&max_tokens) {
             return Err(SearchError::Config(format!(
@@ -162,13 +192,22 @@ impl OnnxEmbedder {
         let env = env
             .as_ref()
             .map_err(|e| err(&format!("loading ONNX Runtime from {}", files.runtime.display()), e))?;
-        let session = ort::session::Session::builder(env)
-            .map_err(|e| err("ONNX session", &e))?
-            .with_intra_threads(threads.max(1))
-            .map_err(|e| err("ONNX session threads", &e))?
-            .commit_from_file(&files.model)
-            .map_err(|e| err(&format!("loading {}", files.model.display()), &e))?;
-        let token_types = session.inputs().iter().any(|i| i.name() == "token_type_ids");
+        let mut sessions = Vec::new();
+        for _ in 0..threads.max(1) {
+            let session = ort::session::Session::builder(env)
+                .map_err(|e| err("ONNX session", &e))?
+                .with_intra_threads(1)
+                .map_err(|e| err("ONNX session threads", &e))?
+                .commit_from_file(&files.model)
+                .map_err(|e| err(&format!("loading {}", files.model.display()), &e))?;
+            sessions.push(Mutex::new(session));
+        }
+        let token_types = sessions[0]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .inputs()
+            .iter()
+            .any(|i| i.name() == "token_type_ids");
         let mut tokenizer = tokenizers::Tokenizer::from_file(&files.tokenizer)
             .map_err(|e| err(&format!("loading {}", files.tokenizer.display()), &e))?;
         tokenizer
@@ -177,16 +216,19 @@ impl OnnxEmbedder {
                 ..Default::default()
             }))
             .map_err(|e| err("tokenizer truncation", &e))?;
-        tokenizer.with_padding(Some(tokenizers::PaddingParams::default()));
+        // tokenizer.json pads to 128 tokens; a text run alone needs none,
+        // and the mean below counts every token it gets.
+        tokenizer.with_padding(None);
+        let budget = if max_tokens == UNSUFFIXED_TOKENS {
+            String::new()
+        } else {
+            format!("-{max_tokens}tok")
+        };
         Ok(OnnxEmbedder {
             inner: Arc::new(OnnxInner {
-                session: Mutex::new(session),
+                sessions,
                 tokenizer,
-                id: if max_tokens == UNSUFFIXED_TOKENS {
-                    "all-MiniLM-L6-v2-int8-onnx".into()
-                } else {
-                    format!("all-MiniLM-L6-v2-int8-onnx-{max_tokens}tok")
-                },
+                id: format!("all-MiniLM-L6-v2-{}-onnx{budget}", files.variant()),
                 dim: Self::DIM,
                 token_types,
             }),
@@ -195,60 +237,51 @@ impl OnnxEmbedder {
 }
 
 impl OnnxInner {
-    fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SearchError> {
+    /// One text through session `s`: the mean of its token vectors,
+    /// normalised.
+    fn embed_one(&self, s: usize, text: &str) -> Result<Vec<f32>, SearchError> {
         let run_err = |e: &dyn std::fmt::Display| SearchError::Embed(format!("in-process model: {e}"));
-        let enc = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| run_err(&e))?;
-        let rows = enc.len();
-        let cols = enc.first().map(|e| e.len()).unwrap_or(0);
-        let flat = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Vec<i64> {
-            enc.iter().flat_map(|e| f(e).iter().map(|&x| x as i64)).collect()
-        };
-        let ids = flat(&|e| e.get_ids());
-        let mask = flat(&|e| e.get_attention_mask());
-        let types = flat(&|e| e.get_type_ids());
-        let shape = [rows, cols];
+        let enc = self.tokenizer.encode(text, true).map_err(|e| run_err(&e))?;
+        let cols = enc.len();
+        let as_i64 = |v: &[u32]| -> Vec<i64> { v.iter().map(|&x| x as i64).collect() };
+        let shape = [1, cols];
         let tensor =
             |v: Vec<i64>| ort::value::Tensor::from_array((shape, v.into_boxed_slice())).map_err(|e| run_err(&e));
         let mut inputs: Vec<(String, ort::value::DynValue)> = vec![
-            ("input_ids".into(), tensor(ids)?.into_dyn()),
-            ("attention_mask".into(), tensor(mask.clone())?.into_dyn()),
+            ("input_ids".into(), tensor(as_i64(enc.get_ids()))?.into_dyn()),
+            (
+                "attention_mask".into(),
+                tensor(as_i64(enc.get_attention_mask()))?.into_dyn(),
+            ),
         ];
         if self.token_types {
-            inputs.push(("token_type_ids".into(), tensor(types)?.into_dyn()));
+            inputs.push(("token_type_ids".into(), tensor(as_i64(enc.get_type_ids()))?.into_dyn()));
         }
-        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let mut session = self.sessions[s].lock().unwrap_or_else(|p| p.into_inner());
         let out = session.run(inputs).map_err(|e| run_err(&e))?;
         let (shape, data) = out[0].try_extract_tensor::<f32>().map_err(|e| run_err(&e))?;
         let hidden = *shape.last().unwrap_or(&0) as usize;
-        if hidden != self.dim || shape.len() != 3 {
+        if hidden != self.dim || shape.len() != 3 || data.len() != cols * hidden {
             return Err(SearchError::Embed(format!(
-                "in-process model returned shape {shape:?}, expected [batch, tokens, {}]",
+                "in-process model returned shape {shape:?}, expected [1, {cols}, {}]",
                 self.dim
             )));
         }
-        // Mean of the token vectors the attention mask keeps.
-        let mut vectors = Vec::with_capacity(rows);
-        for r in 0..rows {
-            let mut v = vec![0f32; hidden];
-            let mut n = 0f32;
-            for c in 0..cols {
-                if mask[r * cols + c] == 0 {
-                    continue;
-                }
+        // The mean of the tokens the attention mask keeps (all of them, as
+        // nothing is padded; the mask says so rather than trusting it).
+        let mut v = vec![0f32; hidden];
+        let mut n = 0f32;
+        for (token, &keep) in data.chunks_exact(hidden).zip(enc.get_attention_mask()) {
+            if keep != 0 {
+                v.iter_mut().zip(token).for_each(|(a, b)| *a += b);
                 n += 1.0;
-                let at = (r * cols + c) * hidden;
-                v.iter_mut().zip(&data[at..at + hidden]).for_each(|(a, b)| *a += b);
             }
-            if n > 0.0 {
-                v.iter_mut().for_each(|x| *x /= n);
-            }
-            normalize(&mut v);
-            vectors.push(v);
         }
-        Ok(vectors)
+        if n > 0.0 {
+            v.iter_mut().for_each(|x| *x /= n);
+        }
+        normalize(&mut v);
+        Ok(v)
     }
 }
 
@@ -261,21 +294,35 @@ impl Embedder for OnnxEmbedder {
         self.inner.dim
     }
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SearchError> {
-        // A batch is padded to its longest text, and the padding is
-        // computed like text: batches of similar lengths (by characters, a
-        // proxy for tokens) waste little of it. Answers go back in order.
+        // Texts dealt longest first, in turn, to one worker per session, so
+        // the workers finish close together. Answers go back in order.
         let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
-        let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
-        for batch in order.chunks(BATCH) {
-            let owned: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
+        let workers = self.inner.sessions.len().min(texts.len());
+        let mut tasks = Vec::with_capacity(workers);
+        for w in 0..workers {
+            let share: Vec<(usize, String)> = order
+                .iter()
+                .skip(w)
+                .step_by(workers)
+                .map(|&i| (i, texts[i].clone()))
+                .collect();
             let inner = self.inner.clone();
             // Inference is CPU-bound: off the async workers.
-            let v = tokio::task::spawn_blocking(move || inner.embed_batch(&owned))
+            tasks.push(tokio::task::spawn_blocking(move || {
+                share
+                    .into_iter()
+                    .map(|(i, text)| inner.embed_one(w, &text).map(|v| (i, v)))
+                    .collect::<Result<Vec<_>, SearchError>>()
+            }));
+        }
+        let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        for task in tasks {
+            let done = task
                 .await
                 .map_err(|e| SearchError::Embed(format!("in-process model task: {e}")))??;
-            for (&i, vector) in batch.iter().zip(v) {
-                out[i] = Some(vector);
+            for (i, v) in done {
+                out[i] = Some(v);
             }
         }
         out.into_iter()

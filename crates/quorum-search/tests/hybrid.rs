@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use common::*;
 use quorum_search::edge::EdgeStore;
-use quorum_search::embed::{Embedder, HashingEmbedder};
+use quorum_search::embed::{Embedder, HashingEmbedder, OnnxEmbedder, OnnxFiles};
 use quorum_search::store::{ChunkPayload, ChunkPoint, HybridQuery, IndexMeta, Ranking, VectorStore};
 use quorum_search::{HybridIndex, Kind, SearchOptions};
 
@@ -124,6 +124,9 @@ async fn index_contract_embedded() {
 #[tokio::test]
 #[ignore = "needs the embedding model (make deps)"]
 async fn vectors_come_back_in_the_callers_order_whatever_the_batches() {
+    // With dynamic quantization a batch's activations share one scale, so
+    // a text embedded beside others would get another vector than alone;
+    // each text runs alone, so the vectors are the same, not just close.
     let model = real_model();
     let texts: Vec<String> = (0..40)
         .map(|i| match i % 3 {
@@ -141,7 +144,40 @@ async fn vectors_come_back_in_the_callers_order_whatever_the_batches() {
         let alone = model.embed(std::slice::from_ref(text)).await.unwrap().remove(0);
         let cosine: f32 = alone.iter().zip(&together[i]).map(|(a, b)| a * b).sum();
         assert!(cosine > 0.98, "text {i} got another text's vector (cosine {cosine})");
+        assert!(
+            cosine > 0.99999,
+            "text {i}'s vector depends on its neighbours (cosine {cosine})"
+        );
     }
+}
+
+#[tokio::test]
+#[ignore = "needs the embedding model (make deps)"]
+async fn the_model_id_names_the_model_file_and_the_budget() {
+    let dir = quorum_search::SearchArgs::defaults().model_dir();
+    let dynamic = OnnxEmbedder::load(&OnnxFiles::in_dir(&dir), 1).unwrap();
+    assert_eq!(dynamic.id(), "all-MiniLM-L6-v2-dynint8-onnx-192tok");
+    let original = OnnxEmbedder::load_with_budget(&OnnxFiles::in_dir_with_model(&dir, "model.onnx"), 1, 256).unwrap();
+    assert_eq!(
+        original.id(),
+        "all-MiniLM-L6-v2-int8-onnx",
+        "the id indexes were built with before"
+    );
+    // The two compute differently but mean the same.
+    let text = "def refund(order): return order.total_cents".to_string();
+    let a = dynamic.embed(std::slice::from_ref(&text)).await.unwrap().remove(0);
+    let b = original.embed(std::slice::from_ref(&text)).await.unwrap().remove(0);
+    let cosine: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+    assert!(cosine > 0.95 && cosine < 0.99999, "cosine {cosine}");
+    let missing = OnnxEmbedder::load(&OnnxFiles::in_dir_with_model(&dir, "model-nope.onnx"), 1)
+        .err()
+        .unwrap();
+    assert!(
+        missing
+            .to_string()
+            .contains("model-nope.onnx is missing (run `make deps`"),
+        "{missing}"
+    );
 }
 
 /// Indexes the storefront and checks what a reviewer's questions find.
