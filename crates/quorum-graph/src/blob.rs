@@ -12,7 +12,8 @@ const MAGIC: &[u8; 3] = b"QGR";
 /// 7: a Python result assigned in a branch and dereferenced after it is used.
 /// 8: Go calls on a receiver or parameter of a package type read `T().m`.
 /// 9: what each file's resolution read, for incremental resolution.
-const FORMAT: u8 = 9;
+/// 10: the reads include lookups keyed by paths (a file added or removed).
+const FORMAT: u8 = 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BlobError {

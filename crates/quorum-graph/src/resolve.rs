@@ -119,6 +119,13 @@ impl<'g> Resolver<'g> {
         deps::kind(self.g, id)
     }
 
+    /// The file of Python module `m`, noted as a lookup of that key: a file
+    /// added or removed can change the answer.
+    fn module_file_of(&self, m: &str) -> Option<u32> {
+        deps::read_path(deps::PY_MODULE, &[m]);
+        self.module_file.get(m).copied()
+    }
+
     /// Module `fi`'s top-level names, noted as a read of it.
     fn bindings(&self, fi: u32) -> &HashMap<String, Binding> {
         deps::read_file(fi);
@@ -161,7 +168,7 @@ impl<'g> Resolver<'g> {
                 let abs = absolute_module(&self.g.modules[fi as usize], is_package(f), &imp.module);
                 match &imp.name {
                     Some(n) if n != "*" => self.qualified(&abs, n, 0),
-                    _ => self.module_file.get(abs.as_str()).map(|&m| self.g.id_of(m, None)),
+                    _ => self.module_file_of(&abs).map(|m| self.g.id_of(m, None)),
                 }
                 .map(Target::Symbol)
                 .unwrap_or_else(|| Target::Name(imp.name.clone().unwrap_or(abs).into()))
@@ -288,7 +295,7 @@ impl<'g> Resolver<'g> {
     fn binding(&self, fi: u32, name: &str, depth: u32) -> Option<u32> {
         match self.bindings(fi).get(name)? {
             Binding::Symbol(id) => Some(*id),
-            Binding::Module(m) => self.module_file.get(m.as_str()).map(|&m| self.g.id_of(m, None)),
+            Binding::Module(m) => self.module_file_of(m).map(|m| self.g.id_of(m, None)),
             Binding::From(m, n) => self.qualified(m, n, depth + 1),
         }
     }
@@ -304,10 +311,10 @@ impl<'g> Resolver<'g> {
         } else {
             format!("{module}.{name}")
         };
-        if let Some(&m) = self.module_file.get(full.as_str()) {
+        if let Some(m) = self.module_file_of(&full) {
             return Some(self.g.id_of(m, None));
         }
-        let &fi = self.module_file.get(module)?;
+        let fi = self.module_file_of(module)?;
         let f = self.file(fi);
         if let Some(li) = f.symbols.iter().position(|s| s.parent.is_none() && s.name == name) {
             return Some(self.g.id_of(fi, Some(li as u32)));

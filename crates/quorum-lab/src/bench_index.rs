@@ -74,6 +74,10 @@ pub struct BenchIndexReport {
     /// The same overlay of the file most others import (the worst case:
     /// every reader is resolved again).
     pub overlay_most_imported: OverlayOne,
+    /// A file added next to the edited one, that file removed, and that
+    /// file renamed, each laid over the graph: only the files that looked
+    /// up the paths' keys (or read the removed file) are resolved again.
+    pub overlay_path_changes: Vec<PathChange>,
     pub impact_queries: usize,
     pub impact_p50_ms: f64,
     pub impact_p99_ms: f64,
@@ -124,6 +128,89 @@ fn overlay_most_imported(graph: &quorum_graph::Graph, tree: &[(String, String)],
         ms,
         resolved,
     })
+}
+
+#[derive(Debug, Serialize)]
+pub struct PathChange {
+    pub change: String,
+    pub ms: f64,
+    pub resolved: usize,
+    /// The same overlay resolving every file, as every path change did
+    /// before (the graph without its record of reads).
+    pub resolving_everything_ms: f64,
+}
+
+/// A file replaced (`Some`) or removed (`None`), as `overlay` takes it.
+type Change = (String, Option<String>);
+
+/// The file whose importer count is the median among the files imported at
+/// all: a module some files read, neither a leaf nor the worst case.
+fn median_imported<'t>(graph: &quorum_graph::Graph, tree: &'t [(String, String)]) -> Option<(&'t str, &'t str)> {
+    let mut importers: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for e in graph.edges() {
+        if let (quorum_graph::EdgeKind::Imports, quorum_graph::Target::Symbol(t)) = (e.kind, &e.to) {
+            *importers.entry(graph.symbol(*t).path).or_default() += 1;
+        }
+    }
+    let mut ranked: Vec<(usize, &str)> = importers.into_iter().map(|(p, n)| (n, p)).collect();
+    ranked.sort_unstable();
+    let (_, path) = *ranked.get(ranked.len() / 2)?;
+    tree.iter()
+        .find(|(p, _)| p == path)
+        .map(|(p, s)| (p.as_str(), s.as_str()))
+}
+
+/// File `path` (content `src`) removed, a file added beside it, and it
+/// renamed, each laid over `graph`: the median time of `repeat` and the
+/// files resolved.
+fn overlay_path_changes(graph: &quorum_graph::Graph, path: &str, src: &str, repeat: usize) -> Vec<PathChange> {
+    let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+    let (stem, ext) = file.rsplit_once('.').unwrap_or((file, ""));
+    let at = |name: String| if dir.is_empty() { name } else { format!("{dir}/{name}") };
+    let added = at(format!("_bench_new.{ext}"));
+    let renamed = at(format!("{stem}_renamed.{ext}"));
+    let cases: Vec<(String, Vec<Change>)> = vec![
+        (
+            format!("added {added}"),
+            vec![(added.clone(), Some("def _bench_new():\n    return 1\n".to_string()))],
+        ),
+        (format!("removed {path}"), vec![(path.to_string(), None)]),
+        (
+            format!("renamed {path} to {renamed}"),
+            vec![(path.to_string(), None), (renamed, Some(src.to_string()))],
+        ),
+    ];
+    let unrecorded = graph.without_resolution_record();
+    let timed = |base: &quorum_graph::Graph, edits: &[Change]| {
+        let mut resolved = 0;
+        let ms = median(
+            (0..repeat)
+                .map(|_| {
+                    let t = Instant::now();
+                    let (head, stats) = quorum_graph::overlay(base, edits);
+                    let ms = t.elapsed().as_secs_f64() * 1000.0;
+                    drop(head);
+                    resolved = stats.resolved;
+                    ms
+                })
+                .collect(),
+        );
+        (ms, resolved)
+    };
+    cases
+        .into_iter()
+        .map(|(change, edits)| {
+            // Alternating would be fairer still; back to back, before first.
+            let (resolving_everything_ms, _) = timed(&unrecorded, &edits);
+            let (ms, resolved) = timed(graph, &edits);
+            PathChange {
+                change,
+                ms,
+                resolved,
+                resolving_everything_ms,
+            }
+        })
+        .collect()
 }
 
 #[derive(Debug, Serialize)]
@@ -348,6 +435,9 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
     let overlay_sample = overlay_sample(&graph, &tree, 40);
     let overlay_most_imported =
         overlay_most_imported(&graph, &tree, args.repeat).context("no file is imported by another")?;
+    pb.set_message("overlay, a path added, removed, renamed");
+    let (path, src) = median_imported(&graph, &tree).context("no file is imported by another")?;
+    let overlay_path_changes = overlay_path_changes(&graph, path, src, args.repeat);
     // (d) impact queries from functions spread over the codebase.
     let functions: Vec<u32> = (0..graph.symbol_count() as u32)
         .filter(|&id| matches!(graph.symbol(id).kind, SymbolKind::Function | SymbolKind::Method))
@@ -387,6 +477,7 @@ pub fn run(args: BenchIndexArgs) -> anyhow::Result<BenchIndexReport> {
         overlay_ms,
         overlay_sample,
         overlay_most_imported,
+        overlay_path_changes,
         impact_queries: times.len(),
         impact_p50_ms: percentile(&times, 0.5),
         impact_p99_ms: percentile(&times, 0.99),

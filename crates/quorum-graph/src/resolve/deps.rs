@@ -6,12 +6,14 @@
 //! bases) and looks names up in the repository-wide indexes. Every read of
 //! another file's facts goes through [`read_file`]; every index lookup
 //! whose key comes from file contents (a Rust type or method name across a
-//! crate) goes through [`read_key`]. Lookups keyed by paths (module names,
-//! directories, file names) need no record: an incremental build only runs
-//! when the set of paths is unchanged. F's edges can change only if F
-//! changed, a file it read changed, or a changed file adds or removes an
-//! entry under a key it looked up; otherwise its edges are the previous
-//! graph's, with symbol ids renumbered.
+//! crate) goes through [`read_key`], and so does every lookup keyed by a
+//! path (a Python module name, a file path, a Rust module, a Go directory,
+//! a Java file name; [`read_path`]), hit or miss, so a file added or
+//! removed dirties the files that asked for its keys. F's edges can change
+//! only if F changed, a file it read changed or went, or a changed, added
+//! or removed file adds or removes an entry under a key it looked up;
+//! otherwise its edges are the previous graph's, with symbol ids
+//! renumbered.
 
 use std::cell::RefCell;
 
@@ -74,7 +76,8 @@ pub(crate) fn enclosing_class(g: &Graph, fi: u32, scope: Option<u32>) -> Option<
 pub(crate) fn read_key(key: u64) {
     READS.with(|r| {
         let mut r = r.borrow_mut();
-        if r.on {
+        // A file looks the same module up again and again.
+        if r.on && r.keys.last() != Some(&key) {
             r.keys.push(key);
         }
     });
@@ -102,6 +105,21 @@ pub(crate) fn recording<T>(fi: u32, resolve: impl FnOnce() -> T) -> (T, FileDeps
         FileDeps { files, keys }
     });
     (out, deps)
+}
+
+/// The path-keyed indexes, for [`read_path`] and
+/// `other_langs::path_keys`: a Python module name's file, a file by path,
+/// a Rust module's file by (crate prefix, module path), a Go directory's
+/// files, Java files by file name.
+pub(crate) const PY_MODULE: u8 = b'M';
+pub(crate) const PATH: u8 = b'P';
+pub(crate) const RUST_MOD: u8 = b'R';
+pub(crate) const GO_DIR: u8 = b'D';
+pub(crate) const JAVA_FILE: u8 = b'J';
+
+/// Notes a lookup of `parts` in path-keyed index `index`.
+pub(crate) fn read_path(index: u8, parts: &[&str]) {
+    read_key(index_key(index, parts));
 }
 
 /// A key for a content-keyed index: stable across builds and machines (it

@@ -24,7 +24,7 @@ impl OtherLangs<'_> {
     }
 
     pub(super) fn go_pkg_member(&self, dir: &str, name: &str) -> Option<u32> {
-        let files = self.go_dirs.get(dir)?;
+        let files = self.go_dir(dir)?;
         let mut found = files.iter().flat_map(|&fi| {
             self.file(fi)
                 .symbols
@@ -43,7 +43,7 @@ impl OtherLangs<'_> {
         let r = self.g.refs[class as usize];
         let f = self.file(r.file);
         let want = format!("{}.{name}", f.symbols[r.local? as usize].name);
-        let files = self.go_dirs.get(dir_of(&f.path))?;
+        let files = self.go_dir(dir_of(&f.path))?;
         let mut found = files.iter().flat_map(|&fi| {
             self.file(fi)
                 .symbols

@@ -12,7 +12,7 @@ impl OtherLangs<'_> {
             Some(imp) => {
                 let want = format!("{}.java", imp.module.replace('.', "/"));
                 let base = want.rsplit('/').next().unwrap_or(&want);
-                self.java_files.get(base).and_then(|fs| {
+                self.java_files_named(base).and_then(|fs| {
                     fs.iter().copied().find(|&i| {
                         let p = &self.file(i).path;
                         p.ends_with(&want) && (p.len() == want.len() || p[..p.len() - want.len()].ends_with('/'))
@@ -21,7 +21,7 @@ impl OtherLangs<'_> {
             }
             None => {
                 let want = join_path(dir_of(&f.path), &format!("{name}.java"));
-                self.by_path.get(want.as_str()).copied()
+                self.file_at(&want)
             }
         };
         let Some(file) = file else {

@@ -22,7 +22,7 @@ impl OtherLangs<'_> {
             .chain(exts.iter().map(|e| format!("{base}.{e}")))
             .chain(exts.iter().map(|e| format!("{stem}.{e}")))
             .chain(exts.iter().map(|e| format!("{base}/index.{e}")))
-            .find_map(|p| self.by_path.get(p.as_str()).copied())
+            .find_map(|p| self.file_at(&p))
             .filter(|&m| is_js(self.file(m).lang))
     }
 

@@ -74,6 +74,36 @@ pub(crate) fn content_keys(f: &FileFacts) -> Vec<u64> {
         .collect()
 }
 
+/// The keys file `f` (Python module `module`) holds in the path-keyed
+/// indexes ([`deps::PY_MODULE`] and the others): a file added or removed
+/// changes what a lookup of one of them finds.
+pub(crate) fn path_keys(f: &FileFacts, module: &str) -> Vec<u64> {
+    let mut keys = vec![deps::index_key(deps::PATH, &[&f.path])];
+    match f.lang {
+        Lang::Python => keys.push(deps::index_key(deps::PY_MODULE, &[module])),
+        Lang::Rust => {
+            let (prefix, m) = rust_module(&f.path);
+            if !m.is_empty() || prefix.ends_with("src/") {
+                keys.push(deps::index_key(deps::RUST_MOD, &[&prefix, &m]));
+            }
+        }
+        Lang::Go => keys.push(deps::index_key(deps::GO_DIR, &[dir_of(&f.path)])),
+        Lang::Java => keys.push(deps::index_key(
+            deps::JAVA_FILE,
+            &[f.path.rsplit('/').next().unwrap_or(&f.path)],
+        )),
+        _ => {}
+    }
+    keys
+}
+
+/// The directories that hold Go files: an import path is matched against
+/// all of them (the longest suffix wins), so a change to this set is not
+/// made incremental.
+pub(crate) fn go_dirs<'f>(files: impl Iterator<Item = &'f FileFacts>) -> std::collections::BTreeSet<&'f str> {
+    files.filter(|f| f.lang == Lang::Go).map(|f| dir_of(&f.path)).collect()
+}
+
 const MAX_DEPTH: u32 = 8;
 
 /// What a qualifier names.
@@ -190,6 +220,31 @@ impl<'g> OtherLangs<'g> {
 
     fn enclosing_class(&self, fi: u32, scope: Option<u32>) -> Option<u32> {
         deps::enclosing_class(self.g, fi, scope)
+    }
+
+    /// The file at `path`, noted as a lookup of that path (hit or miss).
+    fn file_at(&self, path: &str) -> Option<u32> {
+        deps::read_path(deps::PATH, &[path]);
+        self.by_path.get(path).copied()
+    }
+
+    /// The file of Rust module `m` of the crate at `prefix`, noted as a
+    /// lookup of that key.
+    fn rust_mod(&self, prefix: &str, m: &str) -> Option<u32> {
+        deps::read_path(deps::RUST_MOD, &[prefix, m]);
+        self.rust_mods.get(&(prefix.to_string(), m.to_string())).copied()
+    }
+
+    /// The Go files of directory `dir`, noted as a lookup of that key.
+    fn go_dir(&self, dir: &str) -> Option<&Vec<u32>> {
+        deps::read_path(deps::GO_DIR, &[dir]);
+        self.go_dirs.get(dir)
+    }
+
+    /// The Java files named `name`, noted as a lookup of that key.
+    fn java_files_named(&self, name: &str) -> Option<&Vec<u32>> {
+        deps::read_path(deps::JAVA_FILE, &[name]);
+        self.java_files.get(name)
     }
 
     /// Looks `key` up in a Rust index (types or methods by crate), noted as

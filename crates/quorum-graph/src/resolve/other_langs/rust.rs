@@ -94,7 +94,7 @@ impl OtherLangs<'_> {
                     .position(|s| s.parent.is_none() && s.name == first && s.kind != SymbolKind::Method)
                 {
                     self.entity_of(self.g.id_of(fi, Some(li as u32)))
-                } else if self.rust_mods.contains_key(&(prefix.clone(), join_mod(&cur, first))) {
+                } else if self.rust_mod(&prefix, &join_mod(&cur, first)).is_some() {
                     Entity::RustMod(prefix.clone(), join_mod(&cur, first))
                 } else if capitalized(first) {
                     Entity::External
@@ -124,10 +124,10 @@ impl OtherLangs<'_> {
     /// re-export, or a child module.
     pub(super) fn rust_mod_item(&self, prefix: &str, m: &str, name: &str, depth: u32) -> Option<Entity> {
         let child = join_mod(m, name);
-        let Some(&fi) = self.rust_mods.get(&(prefix.to_string(), m.to_string())) else {
+        let Some(fi) = self.rust_mod(prefix, m) else {
             return self
-                .rust_mods
-                .contains_key(&(prefix.to_string(), child.clone()))
+                .rust_mod(prefix, &child)
+                .is_some()
                 .then(|| Entity::RustMod(prefix.to_string(), child));
         };
         let f = self.file(fi);
@@ -142,8 +142,8 @@ impl OtherLangs<'_> {
             let segs: Vec<&str> = imp.module.split("::").collect();
             return Some(self.rust_path(fi, None, &segs, depth + 1));
         }
-        self.rust_mods
-            .contains_key(&(prefix.to_string(), child.clone()))
+        self.rust_mod(prefix, &child)
+            .is_some()
             .then(|| Entity::RustMod(prefix.to_string(), child))
     }
 }
