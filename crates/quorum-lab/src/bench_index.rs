@@ -95,26 +95,29 @@ pub struct OverlayOne {
     pub resolved: usize,
 }
 
-/// The file with the most import edges into it, edited and laid over.
-fn overlay_most_imported(graph: &quorum_graph::Graph, tree: &[(String, String)], repeat: usize) -> Option<OverlayOne> {
-    let mut importers: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+/// A file replaced (`Some`) or removed (`None`), as `overlay` takes it.
+type Change = (String, Option<String>);
+
+/// How many import edges point into each file.
+fn importer_counts(graph: &quorum_graph::Graph) -> std::collections::HashMap<&str, usize> {
+    let mut importers = std::collections::HashMap::new();
     for e in graph.edges() {
         if let (quorum_graph::EdgeKind::Imports, quorum_graph::Target::Symbol(t)) = (e.kind, &e.to) {
             *importers.entry(graph.symbol(*t).path).or_default() += 1;
         }
     }
-    let (path, count) = importers.into_iter().max_by_key(|&(p, n)| (n, std::cmp::Reverse(p)))?;
-    let src = &tree.iter().find(|(p, _)| p == path)?.1;
-    let change = [(
-        path.to_string(),
-        Some(format!("{src}\n\ndef _bench_added():\n    return 1\n")),
-    )];
+    importers
+}
+
+/// `edits` laid over `base` `repeat` times: the median time (the graph's
+/// freeing not counted) and the files resolved.
+fn timed_overlay(base: &quorum_graph::Graph, edits: &[Change], repeat: usize) -> (f64, usize) {
     let mut resolved = 0;
     let ms = median(
         (0..repeat)
             .map(|_| {
                 let t = Instant::now();
-                let (head, stats) = quorum_graph::overlay(graph, &change);
+                let (head, stats) = quorum_graph::overlay(base, edits);
                 let ms = t.elapsed().as_secs_f64() * 1000.0;
                 drop(head);
                 resolved = stats.resolved;
@@ -122,6 +125,20 @@ fn overlay_most_imported(graph: &quorum_graph::Graph, tree: &[(String, String)],
             })
             .collect(),
     );
+    (ms, resolved)
+}
+
+/// The file with the most import edges into it, edited and laid over.
+fn overlay_most_imported(graph: &quorum_graph::Graph, tree: &[(String, String)], repeat: usize) -> Option<OverlayOne> {
+    let (path, count) = importer_counts(graph)
+        .into_iter()
+        .max_by_key(|&(p, n)| (n, std::cmp::Reverse(p)))?;
+    let src = &tree.iter().find(|(p, _)| p == path)?.1;
+    let change = [(
+        path.to_string(),
+        Some(format!("{src}\n\ndef _bench_added():\n    return 1\n")),
+    )];
+    let (ms, resolved) = timed_overlay(graph, &change, repeat);
     Some(OverlayOne {
         path: path.to_string(),
         importers: count,
@@ -140,19 +157,10 @@ pub struct PathChange {
     pub resolving_everything_ms: f64,
 }
 
-/// A file replaced (`Some`) or removed (`None`), as `overlay` takes it.
-type Change = (String, Option<String>);
-
 /// The file whose importer count is the median among the files imported at
 /// all: a module some files read, neither a leaf nor the worst case.
 fn median_imported<'t>(graph: &quorum_graph::Graph, tree: &'t [(String, String)]) -> Option<(&'t str, &'t str)> {
-    let mut importers: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for e in graph.edges() {
-        if let (quorum_graph::EdgeKind::Imports, quorum_graph::Target::Symbol(t)) = (e.kind, &e.to) {
-            *importers.entry(graph.symbol(*t).path).or_default() += 1;
-        }
-    }
-    let mut ranked: Vec<(usize, &str)> = importers.into_iter().map(|(p, n)| (n, p)).collect();
+    let mut ranked: Vec<(usize, &str)> = importer_counts(graph).into_iter().map(|(p, n)| (n, p)).collect();
     ranked.sort_unstable();
     let (_, path) = *ranked.get(ranked.len() / 2)?;
     tree.iter()
@@ -181,28 +189,12 @@ fn overlay_path_changes(graph: &quorum_graph::Graph, path: &str, src: &str, repe
         ),
     ];
     let unrecorded = graph.without_resolution_record();
-    let timed = |base: &quorum_graph::Graph, edits: &[Change]| {
-        let mut resolved = 0;
-        let ms = median(
-            (0..repeat)
-                .map(|_| {
-                    let t = Instant::now();
-                    let (head, stats) = quorum_graph::overlay(base, edits);
-                    let ms = t.elapsed().as_secs_f64() * 1000.0;
-                    drop(head);
-                    resolved = stats.resolved;
-                    ms
-                })
-                .collect(),
-        );
-        (ms, resolved)
-    };
     cases
         .into_iter()
         .map(|(change, edits)| {
-            // Alternating would be fairer still; back to back, before first.
-            let (resolving_everything_ms, _) = timed(&unrecorded, &edits);
-            let (ms, resolved) = timed(graph, &edits);
+            // Back to back, the way every path change resolved before first.
+            let (resolving_everything_ms, _) = timed_overlay(&unrecorded, &edits, repeat);
+            let (ms, resolved) = timed_overlay(graph, &edits, repeat);
             PathChange {
                 change,
                 ms,

@@ -218,7 +218,7 @@ impl OnnxEmbedder {
             }))
             .map_err(|e| err("tokenizer truncation", &e))?;
         // tokenizer.json pads to 128 tokens; a text run alone needs none,
-        // and the mean below counts every token it gets.
+        // and padding would only cost compute.
         tokenizer.with_padding(None);
         let budget = if max_tokens == UNSUFFIXED_TOKENS {
             String::new()

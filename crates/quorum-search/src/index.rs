@@ -257,8 +257,9 @@ impl HybridIndex {
                 self.store.delete_files(*kind, repo, batch).await?;
             }
         }
-        // Similar lengths embed together (the model pads a batch to its
-        // longest text); the order of upserts does not matter.
+        // Similar lengths embed together: an embeddings endpoint pads a
+        // batch to its longest text (the in-process model runs each text
+        // alone and needs no order); the order of upserts does not matter.
         todo.sort_by_key(|(c, _)| c.text.len());
         let total = todo.len();
         stats.chunks = total;
